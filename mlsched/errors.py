@@ -1,0 +1,24 @@
+"""Errors a user can act on: each prints as one line naming the file and the field."""
+
+from __future__ import annotations
+
+
+class MlschedError(Exception):
+    """Base class of every error mlsched raises on purpose (the CLI maps it to exit code 2)."""
+
+
+class InstanceError(MlschedError):
+    """An instance file (or dict) is invalid.
+
+    ``problems`` holds one ``"field.path: what is wrong"`` entry per problem found; ``str()`` gives
+    one line per problem, each prefixed with the source (file name or ``<dict>``).
+    """
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = list(problems)
+        super().__init__("\n".join(f"{source}: {p}" for p in self.problems))
+
+
+class UsageError(MlschedError):
+    """A call was made with arguments that cannot work (unknown algorithm, bad option value)."""

@@ -1,0 +1,30 @@
+"""Writing output files safely: never half-written, never over a user's file without consent."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from mlsched.errors import UsageError
+
+
+def write_text_atomic(path: str | Path, text: str, *, force: bool = False) -> Path:
+    """Write ``text`` to a temporary file beside ``path`` and rename it into place.
+
+    An interrupted write leaves the old file (or nothing) behind, never a truncated one. An
+    existing file is replaced only when ``force`` is true.
+    """
+    target = Path(path)
+    if target.exists() and not force:
+        raise UsageError(f"{target}: exists; pass --force (force=True) to overwrite it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target

@@ -1,0 +1,1 @@
+"""Pyomo builders, one module per system: ``build(instance, *, relax=False, ...) -> Built``."""

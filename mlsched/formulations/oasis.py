@@ -1,0 +1,144 @@
+r"""OASiS offline program (1)-(13) as a MILP (spec §2.3), in two variants, and its LP relaxation.
+
+Data (per job i): arrival a_i, epochs E_i, chunks N_i, chunk time W_i, workload
+Theta_i = E_i N_i W_i, demands w_i^r (worker), s_i^r (PS), bandwidths b_i, B_i, utility f_i.
+Cluster: worker servers h with capacity c_h^r, PS servers k with c_k^r, slots t = 1..T.
+
+Variables (created only for t >= a_i, which enforces (9) and (10)):
+  x_i in {0,1}           admit job i                                  (11)
+  u_i(t) in {0,1}        job i's declared completion slot is t        [linearizes (8)]
+  y_ih(t) in Z+          workers of job i on worker server h in slot t (12)
+  z_ik(t) in Z+          PS of job i on PS server k in slot t          (13)
+  d_i(t) in Z+           chunk-passes of job i in slot t (variant "chunk" only)
+
+Objective (1), linearized:   max  sum_i sum_{t >= a_i} f_i(t - a_i) u_i(t)
+
+Constraints:
+  (assign)  sum_{t >= a_i} u_i(t) = x_i                               one completion slot if admitted
+  (2)       sum_{t,h} y_ih(t) >= Theta_i x_i                          enough worker time   ["paper"]
+  (2c)      sum_t d_i(t) = E_i N_i x_i;  sum_h y_ih(t) >= W_i d_i(t)  integer chunk-passes ["chunk"]
+  (3)+(8)   sum_h y_ih(t) <= N_i sum_{t' >= t} u_i(t')                <= N_i workers, none after t_hat
+  (4)       sum_i w_i^r y_ih(t) <= c_h^r                              worker server capacity
+  (5)       sum_i s_i^r z_ik(t) <= c_k^r                              PS server capacity
+  (6)       b_i sum_h y_ih(t) <= B_i sum_k z_ik(t)                    PS bandwidth covers workers
+  (7)       sum_k z_ik(t) <= sum_h y_ih(t)                            no more PS than workers
+Valid bounds: y_ih(t) <= min(N_i, min_r floor(c_h^r / w_i^r)), z_ik(t) likewise.
+
+If u_i(t) = 1, no worker runs after t, so t >= the true completion slot t_hat and, f_i being
+non-increasing, the optimum picks t = t_hat: the MILP optimum equals OPT of (1) ("OPT_paper").
+"OPT_chunk" restricts schedules to those of the paper's Algorithm 2 (integer chunk-passes per
+slot), so OASiS(chunk) <= OPT_chunk <= OPT_paper. ``relax=True`` drops every integrality (x, u
+in [0, 1]; y, z, d >= 0) and gives an upper bound (the LP relaxation).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyomo.environ as pyo
+
+from mlsched.errors import UsageError
+from mlsched.instance import ClusterJobsInstance
+from mlsched.instance.cluster_jobs import EPS
+from mlsched.sim.check import check
+from mlsched.sim.schedule import ClusterSchedule
+from mlsched.solve import Built
+
+VARIANTS = ("paper", "chunk")
+
+
+def per_server_cap(demand: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """min_r floor(c^r / demand^r) over r with demand^r > 0, shape (I, S); huge where no r is used."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(demand[:, None, :] > 0, capacity[None, :, :] / demand[:, None, :], np.inf)
+    cap = np.floor(ratio.min(axis=2) + EPS)
+    return np.where(np.isfinite(cap), cap, 1e9)
+
+
+def build(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool = False) -> Built:
+    """Build the OPT_paper or OPT_chunk MILP (or its LP relaxation) of ``instance``."""
+    if variant not in VARIANTS:
+        raise UsageError(f"unknown OASiS variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    tick = time.perf_counter()
+    inst = instance
+    horizon = inst.horizon
+    n_workers, n_ps = len(inst.worker_servers), len(inst.ps_servers)
+    jobs = range(inst.num_jobs)
+    ycap = np.minimum(per_server_cap(inst.worker_demand, inst.worker_capacity),
+                      np.array([j.chunks for j in inst.jobs])[:, None])
+    zcap = np.minimum(per_server_cap(inst.ps_demand, inst.ps_capacity),
+                      np.array([j.chunks for j in inst.jobs])[:, None])
+    slots = {i: range(inst.jobs[i].arrival, horizon + 1) for i in jobs}
+    it = [(i, t) for i in jobs for t in slots[i]]
+    iht = [(i, h, t) for i, t in it for h in range(n_workers) if ycap[i, h] >= 1]
+    ikt = [(i, k, t) for i, t in it for k in range(n_ps) if zcap[i, k] >= 1]
+
+    m = pyo.ConcreteModel(name=f"oasis_{variant}")
+    binary = pyo.UnitInterval if relax else pyo.Binary
+    integer = pyo.NonNegativeReals if relax else pyo.NonNegativeIntegers
+    m.x = pyo.Var(jobs, domain=binary)
+    m.u = pyo.Var(it, domain=binary)
+    m.y = pyo.Var(iht, domain=integer, bounds=lambda _, i, h, t: (0, ycap[i, h]))
+    m.z = pyo.Var(ikt, domain=integer, bounds=lambda _, i, k, t: (0, zcap[i, k]))
+
+    y_of: dict[tuple[int, int], list] = {key: [] for key in it}
+    for i, h, t in iht:
+        y_of[i, t].append(m.y[i, h, t])
+    z_of: dict[tuple[int, int], list] = {key: [] for key in it}
+    for i, k, t in ikt:
+        z_of[i, t].append(m.z[i, k, t])
+    workers = {key: sum(v) for key, v in y_of.items()}
+    ps = {key: sum(v) for key, v in z_of.items()}
+
+    m.obj = pyo.Objective(
+        expr=sum(float(inst.jobs[i].utility.value(t - inst.jobs[i].arrival)) * m.u[i, t] for i, t in it),
+        sense=pyo.maximize,
+    )
+    m.assign = pyo.Constraint(jobs, rule=lambda _, i: sum(m.u[i, t] for t in slots[i]) == m.x[i])
+    if variant == "paper":
+        m.work = pyo.Constraint(jobs, rule=lambda _, i: sum(workers[i, t] for t in slots[i])
+                                >= float(inst.workload[i]) * m.x[i])
+    else:
+        m.d = pyo.Var(it, domain=integer, bounds=lambda _, i, t: (0, inst.jobs[i].epochs * inst.jobs[i].chunks))
+        m.passes = pyo.Constraint(jobs, rule=lambda _, i: sum(m.d[i, t] for t in slots[i])
+                                  == inst.jobs[i].epochs * inst.jobs[i].chunks * m.x[i])
+        m.chunk_workers = pyo.Constraint(it, rule=lambda _, i, t: workers[i, t]
+                                         >= float(inst.chunk_time[i]) * m.d[i, t])
+    m.last = pyo.Constraint(it, rule=lambda _, i, t: workers[i, t]
+                            <= inst.jobs[i].chunks * sum(m.u[i, s] for s in range(t, horizon + 1)))
+    m.bandwidth = pyo.Constraint(it, rule=lambda _, i, t: inst.jobs[i].worker_bandwidth * workers[i, t]
+                                 <= inst.jobs[i].ps_bandwidth * ps[i, t])
+    m.ps_le_workers = pyo.Constraint(it, rule=lambda _, i, t: ps[i, t] <= workers[i, t])
+    _capacity(m, "worker_capacity", iht, inst.worker_demand, inst.worker_capacity, m.y)
+    _capacity(m, "ps_capacity", ikt, inst.ps_demand, inst.ps_capacity, m.z)
+
+    def extract() -> ClusterSchedule:
+        schedule = ClusterSchedule.empty(inst, f"opt_{variant}{'_lp' if relax else ''}", promises_completion=True)
+        for i in jobs:
+            schedule.admitted[i] = (m.x[i].value or 0.0) > 0.5
+        for (i, h, t), var in m.y.items():
+            schedule.workers[i, t - 1, h] = round(var.value or 0.0)
+        for (i, k, t), var in m.z.items():
+            schedule.ps[i, t - 1, k] = round(var.value or 0.0)
+        return schedule
+
+    return Built(model=m, name=m.name, sense="max", relaxed=relax,
+                 build_seconds=time.perf_counter() - tick,
+                 extract=None if relax else extract,
+                 validate=None if relax else (lambda schedule: check(inst, schedule)))
+
+
+def _capacity(m: pyo.ConcreteModel, name: str, index: list[tuple[int, int, int]], demand: np.ndarray,
+              capacity: np.ndarray, var: pyo.Var) -> None:
+    """sum_i demand_i^r var_is(t) <= c_s^r for every (t, s, r) some job can load (eq. 4 / 5)."""
+    by_server_slot: dict[tuple[int, int], list[int]] = {}
+    for i, s, t in index:
+        by_server_slot.setdefault((s, t), []).append(i)
+    rows = [(s, t, r) for (s, t), users in by_server_slot.items() for r in range(demand.shape[1])
+            if sum(demand[i, r] > 0 for i in users) > 0
+            and sum(demand[i, r] * var[i, s, t].ub for i in users) > capacity[s, r] + EPS]
+    setattr(m, name, pyo.Constraint(rows, rule=lambda _, s, t, r: sum(
+        float(demand[i, r]) * var[i, s, t] for i in by_server_slot[s, t] if demand[i, r] > 0) <= float(capacity[s, r])))
+
+

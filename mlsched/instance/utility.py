@@ -1,0 +1,139 @@
+"""Job utility functions f(x) of the completion delay x = t_hat - a (slots).
+
+Every utility is non-negative and non-increasing in x (OASiS §III-C). Each offers ``value`` and a
+numerically stable ``log_value`` (the sigmoid of OASiS eq. 1.5 underflows double precision for
+time-critical jobs at large x; prices are computed in log space from ``log_value``).
+
+Kinds (field ``kind`` in an instance file):
+
+- ``sigmoid``: f(x) = gamma1 / (1 + exp(gamma2 (x - gamma3))), gamma1 >= 0, gamma2 >= 0 (OASiS §V-A)
+- ``linear``:  f(x) = max(0, intercept - slope x), slope >= 0
+- ``constant``: f(x) = value
+- ``table``:   f(x) = values[min(x, len - 1)] for integer x >= 0 (values non-increasing)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from mlsched.instance.fields import Fields
+
+
+class Utility(Protocol):
+    kind: str
+
+    def value(self, x: Any) -> Any: ...
+
+    def log_value(self, x: Any) -> Any: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def _log(v: Any) -> Any:
+    with np.errstate(divide="ignore"):
+        return np.log(v)
+
+
+@dataclass(frozen=True)
+class Sigmoid:
+    gamma1: float
+    gamma2: float
+    gamma3: float
+    kind: str = "sigmoid"
+
+    def value(self, x: Any) -> Any:
+        return np.exp(self.log_value(x))
+
+    def log_value(self, x: Any) -> Any:
+        # ln f = ln gamma1 - softplus(gamma2 (x - gamma3)), softplus(u) = logaddexp(0, u)
+        return _log(self.gamma1) - np.logaddexp(0.0, self.gamma2 * (np.asarray(x, dtype=float) - self.gamma3))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "gamma1": self.gamma1, "gamma2": self.gamma2, "gamma3": self.gamma3}
+
+
+@dataclass(frozen=True)
+class Linear:
+    intercept: float
+    slope: float
+    kind: str = "linear"
+
+    def value(self, x: Any) -> Any:
+        return np.maximum(0.0, self.intercept - self.slope * np.asarray(x, dtype=float))
+
+    def log_value(self, x: Any) -> Any:
+        return _log(self.value(x))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "intercept": self.intercept, "slope": self.slope}
+
+
+@dataclass(frozen=True)
+class Constant:
+    constant: float
+    kind: str = "constant"
+
+    def value(self, x: Any) -> Any:
+        return np.full(np.shape(x), self.constant, dtype=float) if np.ndim(x) else float(self.constant)
+
+    def log_value(self, x: Any) -> Any:
+        return _log(self.value(x))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "value": self.constant}
+
+
+@dataclass(frozen=True)
+class Table:
+    values: tuple[float, ...]
+    kind: str = "table"
+
+    def value(self, x: Any) -> Any:
+        index = np.clip(np.asarray(x, dtype=float), 0, len(self.values) - 1).astype(int)
+        result = np.asarray(self.values, dtype=float)[index]
+        return result if np.ndim(result) else float(result)
+
+    def log_value(self, x: Any) -> Any:
+        return _log(self.value(x))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "values": list(self.values)}
+
+
+KINDS = ("sigmoid", "linear", "constant", "table")
+
+
+def read_utility(fields: Fields) -> Utility:
+    """Parse and validate a utility object; problems are recorded on ``fields.problems``."""
+    kind = fields.string("kind", choices=KINDS)
+    if kind == "sigmoid":
+        fields.unknown_keys({"kind", "gamma1", "gamma2", "gamma3"})
+        return Sigmoid(
+            gamma1=float(fields.number("gamma1", minimum=0)),
+            gamma2=float(fields.number("gamma2", minimum=0)),
+            gamma3=float(fields.number("gamma3")),
+        )
+    if kind == "linear":
+        fields.unknown_keys({"kind", "intercept", "slope"})
+        return Linear(intercept=float(fields.number("intercept", minimum=0)),
+                      slope=float(fields.number("slope", minimum=0)))
+    if kind == "constant":
+        fields.unknown_keys({"kind", "value"})
+        return Constant(constant=float(fields.number("value", minimum=0)))
+    if kind == "table":
+        fields.unknown_keys({"kind", "values"})
+        raw = fields.raw("values")
+        path = f"{fields.path}.values"
+        if not isinstance(raw, list) or not raw or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) and v >= 0 for v in raw
+        ):
+            if raw is not None:
+                fields.problems.add(path, "must be a non-empty list of finite numbers >= 0")
+            return Table(values=(0.0,))
+        if any(b > a for a, b in zip(raw, raw[1:])):
+            fields.problems.add(path, "must be non-increasing (a utility never grows with delay)")
+        return Table(values=tuple(float(v) for v in raw))
+    return Constant(constant=0.0)

@@ -1,0 +1,322 @@
+"""The one module that talks to solvers.
+
+``solve(built)`` runs HiGHS through Pyomo's ``pyomo.contrib.solver`` interface and returns a
+typed :class:`SolveReport`; solver trouble (time limit, infeasibility, numerical failure) is a
+status in the report, never an exception. ``verify=True`` re-solves the same model with an
+independent solver (SCIP via ``pyscipopt``; HiGHS with presolve off when SCIP is missing) and
+reports ``DISAGREE`` when the two optima differ, since a solver's "optimal" is a claim
+(HiGHS 1.15.1 with presolve returns a wrong optimum on a 4-job OASiS model).
+
+Exactness: MIPs are solved with ``mip_rel_gap = 0`` and ``mip_abs_gap = 0``; a solve is reported
+``OPTIMAL`` only when the final relative gap is at most ``EXACT_REL_GAP`` (1e-9). Otherwise the
+incumbent and bound are reported with status ``FEASIBLE`` and studies use the interval.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import pyomo.environ as pyo
+from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from pyomo.contrib.solver.solvers.highs import Highs
+
+from mlsched.errors import UsageError
+from mlsched.fileio import write_text_atomic
+
+EXACT_REL_GAP = 1e-9
+AGREE_REL_TOL = 1e-7
+
+
+class Status(str, Enum):
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    NO_SOLUTION = "no_solution"
+    ERROR = "error"
+    DISAGREE = "disagree"
+
+
+@dataclass
+class Built:
+    """A built optimisation model and how to read a schedule back from its loaded solution."""
+
+    model: pyo.ConcreteModel
+    name: str
+    sense: str
+    relaxed: bool
+    build_seconds: float
+    extract: Callable[[], Any] | None = None
+    validate: Callable[[Any], list[str]] | None = None
+
+    @property
+    def size(self) -> dict[str, int]:
+        variables = list(self.model.component_data_objects(pyo.Var, active=True))
+        return {
+            "variables": len(variables),
+            "integer_variables": sum(1 for v in variables if not v.is_continuous()),
+            "constraints": sum(1 for _ in self.model.component_data_objects(pyo.Constraint, active=True)),
+        }
+
+
+@dataclass
+class SolveReport:
+    status: Status
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    build_seconds: float
+    solve_seconds: float
+    solver: str
+    relaxed: bool
+    message: str = ""
+    verified: bool | None = None
+    verifier: str | None = None
+    verifier_objective: float | None = None
+    verifier_bound: float | None = None
+    schedule: Any = field(default=None, repr=False)
+
+    @property
+    def has_solution(self) -> bool:
+        return self.objective is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(replace(self, schedule=None))
+        d.pop("schedule")
+        d["status"] = self.status.value
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
+
+
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    if objective is None or bound is None or not math.isfinite(bound):
+        return None
+    return abs(bound - objective) / max(1.0, abs(objective))
+
+
+def solve(
+    built: Built,
+    *,
+    time_limit: float | None = None,
+    verify: bool = False,
+    presolve: bool = True,
+    threads: int | None = None,
+) -> SolveReport:
+    """Solve ``built`` with HiGHS; optionally cross-certify with an independent solver."""
+    if time_limit is not None and not time_limit > 0:
+        raise UsageError(f"time limit must be > 0 seconds, got {time_limit}")
+    options: dict[str, Any] = {"mip_rel_gap": 0.0, "mip_abs_gap": 0.0, "presolve": "on" if presolve else "off"}
+    if threads is not None:
+        options["threads"] = threads
+    solver = Highs()
+    tick = time.perf_counter()
+    try:
+        result = solver.solve(built.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                              time_limit=time_limit, solver_options=options)
+    except Exception as exc:  # a solver crash is a status, not a crash of ours
+        return SolveReport(Status.ERROR, None, None, None, built.build_seconds, time.perf_counter() - tick,
+                           "highs", built.relaxed, message=f"HiGHS failed: {exc}")
+    seconds = time.perf_counter() - tick
+    report = _report_from_pyomo(built, result, seconds, "highs" + ("" if presolve else "(presolve off)"))
+    if verify and report.status in (Status.OPTIMAL, Status.FEASIBLE):
+        report = _cross_certify(built, report, time_limit)
+    return report
+
+
+def _report_from_pyomo(built: Built, result: Any, seconds: float, solver_name: str) -> SolveReport:
+    tc = result.termination_condition
+    has_incumbent = result.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
+    objective = result.incumbent_objective if has_incumbent else None
+    bound = result.objective_bound
+    if bound is not None and not math.isfinite(bound):
+        bound = None
+    if built.relaxed and tc == TerminationCondition.convergenceCriteriaSatisfied:
+        bound = objective
+    gap = relative_gap(objective, bound)
+    base = dict(build_seconds=built.build_seconds, solve_seconds=seconds, solver=solver_name, relaxed=built.relaxed)
+    if tc in (TerminationCondition.provenInfeasible, TerminationCondition.locallyInfeasible):
+        return SolveReport(Status.INFEASIBLE, None, None, None, message="the model is infeasible", **base)
+    if tc in (TerminationCondition.unbounded, TerminationCondition.infeasibleOrUnbounded):
+        return SolveReport(Status.UNBOUNDED, None, None, None, message=f"solver says {tc.name}", **base)
+    if objective is None:
+        stop = "time limit" if tc == TerminationCondition.maxTimeLimit else tc.name
+        return SolveReport(Status.NO_SOLUTION, None, bound, None, message=f"stopped ({stop}) without a solution", **base)
+    result.solution_loader.load_vars()
+    schedule = built.extract() if built.extract else None
+    proven = tc == TerminationCondition.convergenceCriteriaSatisfied and (gap is None or gap <= EXACT_REL_GAP)
+    if proven:
+        bound = objective if bound is None else bound
+        return SolveReport(Status.OPTIMAL, objective, bound, gap, schedule=schedule, **base)
+    stop = "time limit" if tc == TerminationCondition.maxTimeLimit else tc.name
+    return SolveReport(Status.FEASIBLE, objective, bound, gap, schedule=schedule,
+                       message=f"stopped ({stop}) with gap {gap if gap is not None else float('nan'):.3g}", **base)
+
+
+def write_model(built: Built, path: str | Path, *, force: bool = False) -> Path:
+    """Write the built model as ``.lp`` or ``.mps`` (by suffix), atomically."""
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in (".lp", ".mps"):
+        raise UsageError(f"{target}: model files must end in .lp or .mps")
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp) / f"model{suffix}"
+        built.model.write(str(scratch), io_options={"symbolic_solver_labels": True})
+        return write_text_atomic(target, scratch.read_text(), force=force)
+
+
+def _cross_certify(built: Built, report: SolveReport, time_limit: float | None) -> SolveReport:
+    """Re-solve with an independent solver and reconcile the two answers."""
+    with tempfile.TemporaryDirectory() as tmp:
+        lp = Path(tmp) / "model.lp"
+        _, symbol_map = built.model.write(str(lp), io_options={"symbolic_solver_labels": True})
+        other = _solve_lp_file(lp, time_limit)
+        if other.status is not Status.OPTIMAL and other.status is not Status.FEASIBLE:
+            return replace(report, verified=False, verifier=other.solver,
+                           message=(report.message + f"; verifier {other.solver}: {other.status.value}").lstrip("; "))
+        agree = _close(report.objective, other.objective) and report.status == other.status == Status.OPTIMAL
+        if agree:
+            return replace(report, verified=True, verifier=other.solver,
+                           verifier_objective=other.objective, verifier_bound=other.bound)
+        if report.status is Status.FEASIBLE or other.status is Status.FEASIBLE:
+            # neither proven: keep the better proven interval without claiming a disagreement
+            return _merge_unproven(built, report, other, symbol_map)
+        return _disagree(built, report, other, symbol_map)
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    return a is not None and b is not None and abs(a - b) <= AGREE_REL_TOL * max(1.0, abs(a), abs(b))
+
+
+def _better(sense: str, a: float, b: float) -> bool:
+    return a > b if sense == "max" else a < b
+
+
+def _load_other(built: Built, other: _FileSolve, symbol_map: Any) -> tuple[Any, list[str]]:
+    """Load the verifier's solution into the Pyomo model and check its schedule independently."""
+    for name, value in other.values.items():
+        var = symbol_map.bySymbol.get(name)
+        if var is not None:
+            var.set_value(value, skip_validation=True)
+    schedule = built.extract() if built.extract else None
+    problems = built.validate(schedule) if built.validate and schedule is not None else []
+    return schedule, problems
+
+
+def _disagree(built: Built, report: SolveReport, other: _FileSolve, symbol_map: Any) -> SolveReport:
+    assert report.objective is not None and other.objective is not None
+    own_schedule = report.schedule
+    own_ok = not (built.validate(own_schedule) if built.validate and own_schedule is not None else [])
+    other_schedule, other_problems = _load_other(built, other, symbol_map)
+    candidates = []
+    if own_ok:
+        candidates.append((report.objective, own_schedule))
+    if not other_problems:
+        candidates.append((other.objective, other_schedule))
+    best = None
+    for value, schedule in candidates:
+        if best is None or _better(built.sense, value, best[0]):
+            best = (value, schedule)
+    bounds = [b for b in (report.bound, other.bound) if b is not None]
+    safer = (max(bounds) if built.sense == "max" else min(bounds)) if bounds else None
+    objective = best[0] if best else None
+    message = (f"solvers disagree: {report.solver} says {report.objective:.10g}, "
+               f"{other.solver} says {other.objective:.10g}")
+    return replace(report, status=Status.DISAGREE, objective=objective, bound=safer,
+                   gap=relative_gap(objective, safer), schedule=best[1] if best else None,
+                   verified=False, verifier=other.solver, verifier_objective=other.objective,
+                   verifier_bound=other.bound, message=message)
+
+
+def _merge_unproven(built: Built, report: SolveReport, other: _FileSolve, symbol_map: Any) -> SolveReport:
+    assert report.objective is not None and other.objective is not None
+    if _better(built.sense, other.objective, report.objective):
+        schedule, problems = _load_other(built, other, symbol_map)
+        if not problems:
+            report = replace(report, objective=other.objective, schedule=schedule)
+    bounds = [b for b in (report.bound, other.bound) if b is not None]
+    tighter = (min(bounds) if built.sense == "max" else max(bounds)) if bounds else None
+    return replace(report, status=Status.FEASIBLE, bound=tighter, gap=relative_gap(report.objective, tighter),
+                   verified=False, verifier=other.solver, verifier_objective=other.objective,
+                   verifier_bound=other.bound)
+
+
+@dataclass
+class _FileSolve:
+    status: Status
+    objective: float | None
+    bound: float | None
+    solver: str
+    values: dict[str, float]
+
+
+def scip_available() -> bool:
+    try:
+        import pyscipopt  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _solve_lp_file(path: Path, time_limit: float | None) -> _FileSolve:
+    if scip_available():
+        return _solve_with_scip(path, time_limit)
+    return _solve_with_highs_no_presolve(path, time_limit)
+
+
+def _solve_with_scip(path: Path, time_limit: float | None) -> _FileSolve:
+    import pyscipopt
+
+    model = pyscipopt.Model()
+    model.hideOutput()
+    model.readProblem(str(path))
+    model.setParam("limits/gap", 0.0)
+    model.setParam("limits/absgap", 0.0)
+    if time_limit is not None:
+        model.setParam("limits/time", float(time_limit))
+    model.optimize()
+    status = model.getStatus()
+    if status == "infeasible":
+        return _FileSolve(Status.INFEASIBLE, None, None, "scip", {})
+    if model.getNSols() == 0:
+        return _FileSolve(Status.NO_SOLUTION, None, None, "scip", {})
+    objective = model.getObjVal()
+    bound = model.getDualbound()
+    values = {v.name: model.getVal(v) for v in model.getVars()}
+    gap = relative_gap(objective, bound)
+    proven = status == "optimal" and (gap is None or gap <= EXACT_REL_GAP)
+    return _FileSolve(Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound, "scip", values)
+
+
+def _solve_with_highs_no_presolve(path: Path, time_limit: float | None) -> _FileSolve:
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("presolve", "off")
+    h.setOptionValue("mip_rel_gap", 0.0)
+    h.setOptionValue("mip_abs_gap", 0.0)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    h.readModel(str(path))
+    h.run()
+    status = h.getModelStatus()
+    info = h.getInfo()
+    name = "highs(presolve off)"
+    if status == highspy.HighsModelStatus.kInfeasible:
+        return _FileSolve(Status.INFEASIBLE, None, None, name, {})
+    if info.primal_solution_status == 0:
+        return _FileSolve(Status.NO_SOLUTION, None, None, name, {})
+    objective = info.objective_function_value
+    bound = info.mip_dual_bound if h.getLp().integrality_ else objective
+    solution = h.getSolution().col_value
+    lp = h.getLp()
+    values = {lp.col_names_[j]: solution[j] for j in range(lp.num_col_)}
+    gap = relative_gap(objective, bound)
+    proven = status == highspy.HighsModelStatus.kOptimal and (gap is None or gap <= EXACT_REL_GAP)
+    return _FileSolve(Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound, name, values)
