@@ -1,0 +1,1 @@
+"""Online algorithms, one subpackage per system, each a :class:`mlsched.sim.Policy`."""
