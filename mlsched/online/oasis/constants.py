@@ -12,7 +12,7 @@ utilities, far below the smallest double.
 
 x_i = max(0, dmin_i - 1) by default (``u_arg="duration"``, spec A2); ``u_arg="paper_literal"``
 uses the paper's text f_i(dmin_i - a_i). A resource no job uses in a pool gets a flat price
-(U = L) and does not enter alpha; U < L is raised to L with a warning (spec §3.1).
+(U = L) and does not enter alpha; a pool no job uses at all is free (L = U = 0); U < L is raised to L with a warning (spec §3.1).
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def _ln_low(ln_f_last: np.ndarray, eta: float, theta_ceil: np.ndarray, demand: n
     per_job = theta_ceil * demand.sum(axis=1)
     users = per_job > 0
     if not users.any():
-        return 0.0
+        return -math.inf  # no job uses this pool: its resources are free (price 0)
     return float(np.min(ln_f_last[users] - np.log(4.0 * eta * per_job[users])))
 
 

@@ -1,0 +1,311 @@
+"""The ``mlsched`` command: validate, solve, run, compare, study and generate instances.
+
+Bad input (an invalid file, an unknown algorithm, an existing output file without --force)
+prints one line per problem on stderr and exits 2. Ctrl-C during compare or study prints what
+finished and exits 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mlsched.errors import MlschedError, UsageError
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except MlschedError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mlsched", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    v = sub.add_parser("validate", help="check an instance file and summarise it")
+    v.add_argument("file")
+    v.set_defaults(handler=_validate)
+
+    s = sub.add_parser("solve", help="solve the exact program (or its LP relaxation)")
+    s.add_argument("file")
+    s.add_argument("--system", help="system whose program to solve (default: by instance family)")
+    s.add_argument("--variant", help="program variant (OASiS: paper | chunk; default paper)")
+    s.add_argument("--relax", action="store_true", help="solve the LP relaxation (an upper bound)")
+    s.add_argument("--time-limit", type=_positive_float, metavar="S", help="seconds; returns incumbent, bound and gap")
+    s.add_argument("--verify", action="store_true", help="re-solve with an independent solver (SCIP) and compare")
+    s.add_argument("--write", metavar="MODEL", help="also write the built model (.lp or .mps)")
+    s.add_argument("--force", action="store_true", help="overwrite MODEL if it exists")
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+    s.set_defaults(handler=_solve)
+
+    r = sub.add_parser("run", help="run one online algorithm or baseline")
+    r.add_argument("file")
+    r.add_argument("--algorithm", "-a", required=True)
+    r.add_argument("--system")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(handler=_run)
+
+    c = sub.add_parser("compare", help="run algorithms and the exact optimum; print OPT/ALG per algorithm")
+    c.add_argument("file")
+    _study_options(c)
+    fmt = c.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true")
+    fmt.add_argument("--csv", action="store_true")
+    c.set_defaults(handler=_compare)
+
+    st = sub.add_parser("study", help="compare over many instance files; table or CSV")
+    st.add_argument("files", nargs="+")
+    _study_options(st)
+    st.add_argument("--output", "-o", metavar="CSV", help="write the table as CSV")
+    st.add_argument("--force", action="store_true")
+    st.set_defaults(handler=_study)
+
+    g = sub.add_parser("generate", help="generate an instance file")
+    gsub = g.add_subparsers(dest="generator", required=True, metavar="SYSTEM")
+    go = gsub.add_parser("oasis", help="OASiS simulation settings (spec §5.1)")
+    go.add_argument("--jobs", type=int, required=True)
+    go.add_argument("--horizon", type=int, required=True)
+    go.add_argument("--seed", type=int, default=0)
+    go.add_argument("--profile", default="feasible", help="paper | feasible | small (default feasible)")
+    go.add_argument("--arrivals", default="uniform", help="uniform | poisson")
+    go.add_argument("--workers", type=int, help="worker servers (default by profile)")
+    go.add_argument("--ps-servers", type=int, help="PS servers (default by profile)")
+    go.add_argument("--expected", action="store_true", help="solve and store OPT_paper, OPT_chunk and the LP bound")
+    go.add_argument("--time-limit", type=_positive_float, default=60.0, metavar="S")
+    go.add_argument("-o", "--output", required=True)
+    go.add_argument("--force", action="store_true")
+    go.set_defaults(handler=_generate_oasis)
+    return p
+
+
+def _study_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--algorithms", help="comma-separated (default: the system's paper comparison set)")
+    p.add_argument("--system")
+    p.add_argument("--variant")
+    p.add_argument("--time-limit", type=_positive_float, default=60.0, metavar="S")
+    p.add_argument("--no-verify", action="store_true", help="skip cross-certifying the exact solve")
+    p.add_argument("--no-exact", action="store_true", help="skip the exact solve (no ratios)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def _load(path: str) -> Any:
+    from mlsched.instance import load
+    return load(path)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    inst = _load(args.file)
+    print(f"{args.file}: valid {inst.family} instance {inst.name!r}: {inst.num_jobs} jobs, "
+          f"horizon {inst.horizon}, {len(inst.worker_servers)} worker + {len(inst.ps_servers)} PS servers, "
+          f"resources {', '.join(inst.resources)}")
+    return 0
+
+
+def _solve(args: argparse.Namespace) -> int:
+    from mlsched.solve import Status, write_model
+    from mlsched.study import solve_exact
+    from mlsched.systems import get_system
+
+    inst = _load(args.file)
+    if args.write:
+        target = Path(args.write)
+        if target.suffix.lower() not in (".lp", ".mps"):
+            raise UsageError(f"{target}: --write takes a file ending in .lp or .mps")
+        if target.exists() and not args.force:
+            raise UsageError(f"{target}: exists; pass --force to overwrite it")
+        sysm = get_system(args.system, family=inst.family)
+        write_model(sysm.build(inst, variant=args.variant or sysm.variants[0], relax=args.relax), target, force=True)
+    report = solve_exact(inst, system=args.system, variant=args.variant, relax=args.relax,
+                         time_limit=args.time_limit, verify=args.verify).report
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=1))
+    else:
+        print(_report_line(report))
+    return 0 if report.status in (Status.OPTIMAL, Status.FEASIBLE) else 1
+
+
+def _report_line(report: Any) -> str:
+    def num(x: float | None) -> str:
+        return "-" if x is None else f"{x:.10g}"
+    parts = [f"status {report.status.value}", f"objective {num(report.objective)}", f"bound {num(report.bound)}",
+             f"gap {'-' if report.gap is None else f'{report.gap:.3g}'}",
+             f"build {report.build_seconds:.2f}s", f"solve {report.solve_seconds:.2f}s", f"solver {report.solver}"]
+    if report.verified is not None:
+        parts.append(f"verified by {report.verifier}: {'yes' if report.verified else 'NO'}")
+    line = ", ".join(parts)
+    return f"{line} ({report.message})" if report.message else line
+
+
+def _run(args: argparse.Namespace) -> int:
+    from mlsched import sim
+    from mlsched.systems import get_system
+
+    inst = _load(args.file)
+    sysm = get_system(args.system, family=inst.family)
+    policy = sysm.policy(args.algorithm, seed=args.seed)
+    result = sim.run(inst, policy)
+    score = sysm.score(inst, result.schedule)
+    doc = {
+        "instance": inst.name,
+        "algorithm": args.algorithm,
+        sysm.score_name: score,
+        "admitted": int(result.schedule.admitted.sum()),
+        "completed": int(result.schedule.completed(inst).sum()),
+        "jobs": inst.num_jobs,
+        "wall_seconds": result.wall_seconds,
+    }
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        print(f"{args.algorithm} on {inst.name}: {sysm.score_name} {score:.6g}, admitted {doc['admitted']}/"
+              f"{inst.num_jobs}, completed {doc['completed']}, {result.wall_seconds:.3f}s")
+    return 0
+
+
+def _run_study(args: argparse.Namespace, files: list[str]) -> pd.DataFrame:
+    from mlsched.study import study
+
+    instances = [_load(f) for f in files]
+    algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()] if args.algorithms else None
+    return study(instances, algorithms, system=args.system, variant=args.variant, time_limit=args.time_limit,
+                 verify=not args.no_verify and "auto", exact=not args.no_exact, seed=args.seed,
+                 progress=not args.quiet)
+
+
+_TABLE_COLUMNS = ["instance", "algorithm", "total_utility", "opt", "opt_bound", "ratio", "ratio_low", "ratio_high",
+                  "admitted", "completed", "jobs", "wall_seconds"]
+
+
+def _print_table(frame: pd.DataFrame) -> None:
+    if frame.empty:
+        print("no results")
+        return
+    table = frame.copy()
+    if "ratio_low" in table:
+        table["ratio"] = [_ratio_text(lo, hi) for lo, hi in zip(table["ratio_low"], table["ratio_high"])]
+        table["opt"] = [_opt_text(o, b, s) for o, b, s in zip(table["opt"], table["opt_bound"], table["opt_status"])]
+    shown = [c for c in ["instance", "algorithm", "total_utility", "opt", "ratio", "admitted", "completed",
+                         "wall_seconds", "two_alpha"] if c in table]
+    if table["instance"].nunique() == 1:
+        shown.remove("instance")
+    print(table[shown].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+
+
+def _ratio_text(lo: float, hi: float) -> str:
+    if np.isnan(lo):
+        return "-"
+    return f"{lo:.4f}" if lo == hi else f"[{lo:.4f}, {hi:.4f}]"
+
+
+def _opt_text(opt: float | None, bound: float | None, status: str) -> str:
+    if status == "optimal":
+        return f"{opt:.4f}"
+    lo = "-" if opt is None or (isinstance(opt, float) and np.isnan(opt)) else f"{opt:.4f}"
+    hi = "-" if bound is None or (isinstance(bound, float) and np.isnan(bound)) else f"{bound:.4f}"
+    return f"[{lo}, {hi}] ({status})"
+
+
+def _json_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    cols = [c for c in _TABLE_COLUMNS + ["opt_status", "opt_verified", "two_alpha"] if c in frame]
+    rows = frame[cols].to_dict(orient="records")
+    return [{k: (None if isinstance(v, float) and not math.isfinite(v) else _plain(v)) for k, v in row.items()}
+            for row in rows]
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _finish(frame: pd.DataFrame) -> int:
+    if frame.attrs.get("interrupted"):
+        print(f"interrupted: {len(frame)} row(s) finished", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    frame = _run_study(args, [args.file])
+    if args.json:
+        print(json.dumps(_json_rows(frame), indent=1))
+    elif args.csv:
+        print(frame.to_csv(index=False), end="")
+    else:
+        _print_table(frame)
+        _print_opt_note(frame)
+    return _finish(frame)
+
+
+def _print_opt_note(frame: pd.DataFrame) -> None:
+    if "opt_status" in frame and not frame.empty:
+        status = frame["opt_status"].iloc[0]
+        verified = frame["opt_verified"].iloc[0]
+        note = {True: "cross-certified by a second solver", False: "NOT confirmed by the second solver",
+                None: "not cross-certified"}.get(verified if verified in (True, False) else None)
+        print(f"OPT: exact optimum of the offline program, status {status}, {note}")
+
+
+def _study(args: argparse.Namespace) -> int:
+    from mlsched.fileio import write_text_atomic
+
+    if args.output and Path(args.output).exists() and not args.force:
+        raise UsageError(f"{args.output}: exists; pass --force to overwrite it")
+    frame = _run_study(args, args.files)
+    if args.output:
+        write_text_atomic(args.output, frame.to_csv(index=False), force=True)
+        print(f"wrote {len(frame)} rows to {args.output}")
+    else:
+        _print_table(frame)
+    return _finish(frame)
+
+
+def _generate_oasis(args: argparse.Namespace) -> int:
+    from mlsched.instance import save
+    from mlsched.instance.generate import generate_oasis
+
+    if Path(args.output).exists() and not args.force:
+        raise UsageError(f"{args.output}: exists; pass --force to overwrite it")
+    inst = generate_oasis(jobs=args.jobs, horizon=args.horizon, seed=args.seed, profile=args.profile,
+                          arrivals=args.arrivals, workers=args.workers, ps_servers=args.ps_servers)
+    if args.expected:
+        from mlsched.expected import with_expected
+        inst = with_expected(inst, time_limit=args.time_limit)
+    save(inst, args.output, force=True)
+    print(f"wrote {args.output}: {inst.num_jobs} jobs, horizon {inst.horizon}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""Studies: run algorithms and the exact optimum on instances, return a pandas DataFrame with
+the empirical competitive ratio OPT / ALG.
+
+When the exact solve stops before proving optimality (time limit) or its solvers disagree, the
+ratio is the interval [incumbent / ALG, bound / ALG] (columns ``ratio_low``, ``ratio_high``);
+``ratio`` holds a number only when both ends coincide. Exact solves are cross-certified by a
+second solver (``verify``) by default when the model has at most ``VERIFY_MAX_INTEGERS``
+integer variables.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mlsched import sim
+from mlsched.errors import MlschedError
+from mlsched.instance import Instance, load
+from mlsched.metrics import ratio as make_ratio
+from mlsched.solve import SolveReport, Status, solve
+from mlsched.systems import System, get_system
+
+VERIFY_MAX_INTEGERS = 5000
+
+
+@dataclass
+class ExactResult:
+    report: SolveReport
+    integer_variables: int
+
+
+def solve_exact(instance: Instance, *, system: str | None = None, variant: str | None = None,
+                relax: bool = False, time_limit: float | None = None, verify: bool | str = False) -> ExactResult:
+    """Build and solve a system's exact program (or its LP relaxation) for ``instance``.
+
+    ``verify="auto"`` cross-certifies when the model has at most VERIFY_MAX_INTEGERS integers.
+    The returned report's objective is re-scored from the extracted schedule, which must pass
+    the independent checker; a mismatch turns the status into ERROR.
+    """
+    sysm = get_system(system, family=instance.family)
+    built = sysm.build(instance, variant=variant or sysm.variants[0], relax=relax)
+    integers = built.size["integer_variables"]
+    do_verify = (integers <= VERIFY_MAX_INTEGERS) if verify == "auto" else bool(verify)
+    report = solve(built, time_limit=time_limit, verify=do_verify and not relax)
+    if report.schedule is not None and report.objective is not None:
+        problems = sim.check(instance, report.schedule)
+        rescored = sysm.score(instance, report.schedule)
+        if problems or abs(rescored - report.objective) > 1e-6 * max(1.0, abs(report.objective)):
+            report.status = Status.ERROR
+            report.message = (f"the solver's schedule fails the checker or rescoring "
+                              f"({rescored:.10g} vs {report.objective:.10g}): {'; '.join(problems[:3])}")
+    return ExactResult(report=report, integer_variables=integers)
+
+
+def _opt_interval(report: SolveReport) -> tuple[float, float]:
+    if report.status is Status.OPTIMAL:
+        return report.objective, report.objective  # type: ignore[return-value]
+    low = report.objective if report.objective is not None else 0.0
+    high = report.bound if report.bound is not None else math.inf
+    return low, high
+
+
+def study(
+    instances: Iterable[Instance | str | Path],
+    algorithms: Sequence[str] | None = None,
+    *,
+    system: str | None = None,
+    variant: str | None = None,
+    time_limit: float | None = 60.0,
+    verify: bool | str = "auto",
+    exact: bool = True,
+    seed: int = 0,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """One row per (instance, algorithm) with the score, OPT (interval) and OPT / ALG.
+
+    Interrupting with Ctrl-C returns the rows finished so far with
+    ``df.attrs["interrupted"] = True``.
+    """
+    items = list(instances)
+    rows: list[dict[str, Any]] = []
+    interrupted = False
+    bar = _progress(len(items), progress)
+    try:
+        for item in items:
+            inst = load(item) if isinstance(item, (str, Path)) else item
+            sysm = get_system(system, family=inst.family)
+            rows.extend(_study_one(inst, sysm, algorithms or sysm.default_algorithms, variant=variant,
+                                   time_limit=time_limit, verify=verify, exact=exact, seed=seed))
+            if bar is not None:
+                bar.update(1)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if bar is not None:
+            bar.close()
+    frame = pd.DataFrame(rows)
+    frame.attrs["interrupted"] = interrupted
+    return frame
+
+
+def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, variant: str | None,
+               time_limit: float | None, verify: bool | str, exact: bool, seed: int) -> list[dict[str, Any]]:
+    runs = []
+    for name in algorithms:
+        policy = sysm.policy(name, seed=seed)
+        result = sim.run(inst, policy)
+        runs.append((name, policy, result))
+    opt: SolveReport | None = solve_exact(inst, system=sysm.name, variant=variant, time_limit=time_limit,
+                                          verify=verify).report if exact else None
+    rows = []
+    for name, policy, result in runs:
+        score = sysm.score(inst, result.schedule)
+        row: dict[str, Any] = {
+            "instance": inst.name,
+            "algorithm": name,
+            sysm.score_name: score,
+            "admitted": int(result.schedule.admitted.sum()),
+            "completed": int(result.schedule.completed(inst).sum()),
+            "jobs": inst.num_jobs,
+            "wall_seconds": result.wall_seconds,
+        }
+        if hasattr(policy, "summary"):
+            row["two_alpha"] = 2 * policy.summary()["alpha"]
+        if opt is not None:
+            row.update(_ratio_columns(opt, score))
+        rows.append(row)
+    return rows
+
+
+def _ratio_columns(opt: SolveReport, score: float) -> dict[str, Any]:
+    cols: dict[str, Any] = {"opt_status": opt.status.value, "opt": opt.objective, "opt_bound": opt.bound,
+                            "opt_verified": opt.verified, "opt_seconds": opt.build_seconds + opt.solve_seconds}
+    unusable = opt.status in (Status.INFEASIBLE, Status.UNBOUNDED, Status.ERROR)
+    if unusable or (opt.status is Status.NO_SOLUTION and opt.bound is None):
+        cols.update(ratio_low=np.nan, ratio_high=np.nan, ratio=np.nan)
+        return cols
+    low, high = _opt_interval(opt)
+    r = make_ratio(low, high, score)
+    cols.update(ratio_low=r.low, ratio_high=r.high, ratio=r.low if r.is_point else np.nan)
+    return cols
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    if not enabled or total <= 1:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError as exc:  # pragma: no cover - tqdm is a dependency
+        raise MlschedError("progress bars need tqdm") from exc
+    return tqdm(total=total, desc="instances", file=sys.stderr, leave=False)
