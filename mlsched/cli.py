@@ -47,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("file")
     v.set_defaults(handler=_validate)
 
-    s = sub.add_parser("solve", help="solve the exact program (or its LP relaxation)")
+    s = sub.add_parser("solve", help="solve the exact program (or its LP relaxation); also .lp/.mps files")
     s.add_argument("file")
     s.add_argument("--system", help="system whose program to solve (default: by instance family)")
     s.add_argument("--variant", help="program variant (OASiS: paper | chunk; default paper)")
@@ -135,10 +135,14 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _solve(args: argparse.Namespace) -> int:
-    from mlsched.solve import Status, write_model
+    from mlsched.solve import Status, solve_model_file, write_model
     from mlsched.study import solve_exact
     from mlsched.systems import get_system
 
+    if Path(args.file).suffix.lower() in (".lp", ".mps"):
+        report = solve_model_file(args.file, time_limit=args.time_limit, verify=args.verify)
+        print(json.dumps(report.to_dict(), indent=1) if args.json else _report_line(report))
+        return 0 if report.status in (Status.OPTIMAL, Status.FEASIBLE) else 1
     inst = _load(args.file)
     if args.write:
         target = Path(args.write)
@@ -166,6 +170,8 @@ def _report_line(report: Any) -> str:
     if report.verified is not None:
         parts.append(f"verified by {report.verifier}: {'yes' if report.verified else 'NO'}")
     line = ", ".join(parts)
+    if report.status.value == "disagree":
+        return f"WARNING {report.message}; reporting the best checked solution and the safer bound: {line}"
     return f"{line} ({report.message})" if report.message else line
 
 

@@ -305,18 +305,87 @@ def _solve_with_highs_no_presolve(path: Path, time_limit: float | None) -> _File
         h.setOptionValue("time_limit", float(time_limit))
     h.readModel(str(path))
     h.run()
+    return _from_highs(h, "highs(presolve off)")
+
+
+def solve_model_file(path: str | Path, *, time_limit: float | None = None, verify: bool = True) -> SolveReport:
+    """Solve an ``.lp`` / ``.mps`` file with HiGHS (default options) and, with ``verify``,
+    cross-certify it like :func:`solve`. Without an instance to check schedules against, each
+    solver's solution is checked against the file's own rows, bounds and integrality."""
+    import highspy
+
+    source = Path(path)
+    if not source.is_file():
+        raise UsageError(f"{source}: file not found")
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("mip_rel_gap", 0.0)
+    h.setOptionValue("mip_abs_gap", 0.0)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    if h.readModel(str(source)) != highspy.HighsStatus.kOk:
+        raise UsageError(f"{source}: HiGHS cannot read this model file")
+    tick = time.perf_counter()
+    h.run()
+    seconds = time.perf_counter() - tick
+    own = _from_highs(h, "highs")
+    sense = "max" if h.getLp().sense_ == highspy.ObjSense.kMaximize else "min"
+    report = SolveReport(own.status, own.objective, own.bound, relative_gap(own.objective, own.bound), 0.0,
+                         seconds, "highs", relaxed=not any(h.getLp().integrality_))
+    if not verify or own.status not in (Status.OPTIMAL, Status.FEASIBLE):
+        return report
+    other = _solve_lp_file(source, time_limit)
+    if other.status is Status.OPTIMAL and own.status is Status.OPTIMAL and _close(own.objective, other.objective):
+        return replace(report, verified=True, verifier=other.solver, verifier_objective=other.objective,
+                       verifier_bound=other.bound)
+    feasible = [(s.objective, s.solver) for s in (own, other)
+                if s.objective is not None and not _row_violations(h, s.values)]
+    best = None
+    for value, name in feasible:
+        if best is None or _better(sense, value, best[0]):
+            best = (value, name)
+    bounds = [b for b in (own.bound, other.bound) if b is not None]
+    safer = (max(bounds) if sense == "max" else min(bounds)) if bounds else None
+    objective = best[0] if best else None
+    return replace(report, status=Status.DISAGREE, objective=objective, bound=safer,
+                   gap=relative_gap(objective, safer), verified=False, verifier=other.solver,
+                   verifier_objective=other.objective, verifier_bound=other.bound,
+                   message=f"solvers disagree: highs says {own.objective:.10g}, {other.solver} says "
+                           f"{other.objective if other.objective is not None else float('nan'):.10g}")
+
+
+def _from_highs(h: Any, name: str) -> _FileSolve:
+    import highspy
+
     status = h.getModelStatus()
     info = h.getInfo()
-    name = "highs(presolve off)"
     if status == highspy.HighsModelStatus.kInfeasible:
         return _FileSolve(Status.INFEASIBLE, None, None, name, {})
     if info.primal_solution_status == 0:
         return _FileSolve(Status.NO_SOLUTION, None, None, name, {})
-    objective = info.objective_function_value
-    bound = info.mip_dual_bound if h.getLp().integrality_ else objective
-    solution = h.getSolution().col_value
     lp = h.getLp()
+    objective = info.objective_function_value
+    bound = info.mip_dual_bound if any(lp.integrality_) else objective
+    solution = h.getSolution().col_value
     values = {lp.col_names_[j]: solution[j] for j in range(lp.num_col_)}
     gap = relative_gap(objective, bound)
     proven = status == highspy.HighsModelStatus.kOptimal and (gap is None or gap <= EXACT_REL_GAP)
     return _FileSolve(Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound, name, values)
+
+
+def _row_violations(h: Any, values: dict[str, float], tol: float = 1e-6) -> int:
+    """Rows, bounds and integrality of the model in ``h`` violated by ``values`` (by column name)."""
+    import numpy as np
+
+    lp = h.getLp()
+    x = np.array([values.get(lp.col_names_[j], 0.0) for j in range(lp.num_col_)])
+    a = lp.a_matrix_
+    activity = np.zeros(lp.num_row_)
+    for j in range(lp.num_col_):
+        for p in range(a.start_[j], a.start_[j + 1]):
+            activity[a.index_[p]] += a.value_[p] * x[j]
+    bad = np.sum(activity < np.asarray(lp.row_lower_) - tol) + np.sum(activity > np.asarray(lp.row_upper_) + tol)
+    bad += np.sum(x < np.asarray(lp.col_lower_) - tol) + np.sum(x > np.asarray(lp.col_upper_) + tol)
+    integer = np.array([int(k) != 0 for k in lp.integrality_] or [False] * lp.num_col_, dtype=bool)
+    bad += np.sum(integer & (np.abs(x - np.round(x)) > tol))
+    return int(bad)

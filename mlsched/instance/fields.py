@@ -59,13 +59,16 @@ class Fields:
         integer: bool = False,
     ) -> Any:
         """A finite number (an int when ``integer``), checked against the given bounds."""
+        placeholder = 0 if integer else 0.0
         if key not in self.data:
-            return self.raw(key, default)
+            return placeholder if default is _MISSING and self.raw(key) is None else default
         value = self.data[key]
         path = self._child(key)
-        placeholder = 0 if integer else 0.0
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.problems.add(path, f"must be {'an integer' if integer else 'a number'}, got {_kind(value)}")
+            return placeholder
+        if (integer or isinstance(value, int)) and abs(value) > 2**53:
+            self.problems.add(path, f"is too large (|value| > 2^53), got {value:.3e}")
             return placeholder
         if not math.isfinite(value):
             self.problems.add(path, f"must be finite, got {value}")
@@ -85,7 +88,7 @@ class Fields:
 
     def string(self, key: str, *, default: Any = _MISSING, choices: tuple[str, ...] | None = None) -> Any:
         if key not in self.data:
-            return self.raw(key, default)
+            return "" if default is _MISSING and self.raw(key) is None else default
         value = self.data[key]
         path = self._child(key)
         if not isinstance(value, str) or not value:

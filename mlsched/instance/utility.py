@@ -14,6 +14,7 @@ Kinds (field ``kind`` in an instance file):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -106,6 +107,14 @@ class Table:
 KINDS = ("sigmoid", "linear", "constant", "table")
 
 
+def _finite_non_negative(v: Any) -> bool:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    if isinstance(v, int) and abs(v) > 2**53:
+        return False
+    return math.isfinite(v) and v >= 0
+
+
 def read_utility(fields: Fields) -> Utility:
     """Parse and validate a utility object; problems are recorded on ``fields.problems``."""
     kind = fields.string("kind", choices=KINDS)
@@ -127,9 +136,7 @@ def read_utility(fields: Fields) -> Utility:
         fields.unknown_keys({"kind", "values"})
         raw = fields.raw("values")
         path = f"{fields.path}.values"
-        if not isinstance(raw, list) or not raw or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) and v >= 0 for v in raw
-        ):
+        if not isinstance(raw, list) or not raw or not all(_finite_non_negative(v) for v in raw):
             if raw is not None:
                 fields.problems.add(path, "must be a non-empty list of finite numbers >= 0")
             return Table(values=(0.0,))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -185,7 +185,7 @@ def best_schedule_literal(job: JobTerms, prices: SlotPrices, *, granularity: str
     n_slots = prices.worker_price.shape[0]
     ratio = job.worker_bandwidth / job.ps_bandwidth
 
-    @lru_cache(maxsize=None)
+    @cache
     def cost_t(s: int, d: int) -> tuple[float, tuple[int, ...], tuple[int, ...]]:
         """COST_t (lines 23-46) for d units in slot row s."""
         y = np.zeros(prices.worker_price.shape[1], dtype=np.int64)
@@ -204,7 +204,7 @@ def best_schedule_literal(job: JobTerms, prices: SlotPrices, *, granularity: str
         cost = float(prices.worker_price[s] @ y + prices.ps_price[s] @ z)               # line 44
         return cost, tuple(y), tuple(z)
 
-    @lru_cache(maxsize=None)
+    @cache
     def dp_cost(s: int, units: int) -> tuple[float, tuple[tuple[int, int], ...]]:
         """DP_COST (lines 12-22): min cost of exactly ``units`` in rows 0..s; plan = ((row, d), ...)."""
         if s < 0:
