@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from mlsched.formulations import oasis
-from mlsched.instance.generate import generate_oasis
+from mlsched.instance.generators import generate_oasis
 from mlsched.solve import Status, solve
 
 

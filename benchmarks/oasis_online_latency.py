@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from mlsched import sim
-from mlsched.instance.generate import generate_oasis
+from mlsched.instance.generators import generate_oasis
 from mlsched.metrics import total_utility
 from mlsched.online.oasis import OASiS
 

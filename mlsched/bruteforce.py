@@ -4,8 +4,8 @@ subroutine are checked against.
 
 - ``oasis_subproblem``: mu_i of eq. (27) by enumerating every per-slot placement and every
   split of the workload over slots (chunk or worker-slot form), spec §7.2 BF-Alg2.
-- ``oasis_opt``: OPT_paper / OPT_chunk of program (1)-(13) with one worker and one PS server by
-  enumerating admitted subsets and per-job per-slot worker counts, spec §7.2 BF-OPT.
+- ``oasis_opt``: OPT_paper / OPT_chunk of program (1)-(13) by enumerating admitted subsets,
+  per-job per-slot worker counts and their splits over servers, spec §7.2 BF-OPT.
 """
 
 from __future__ import annotations
@@ -76,39 +76,93 @@ def _compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
 
 
 def oasis_opt(instance: ClusterJobsInstance, *, variant: str = "paper") -> float:
-    """OPT of program (1)-(13) (``variant="chunk"``: Alg. 2's schedule space) with H = K = 1."""
+    """OPT of program (1)-(13) (``variant="chunk"``: Alg. 2's schedule space) by enumeration.
+
+    Per job, every minimal completing sequence of per-slot worker totals; per slot, whether the
+    jobs' worker (PS) totals can be split over the servers within capacity is decided by
+    enumerating every split. Exponential: for a handful of jobs, slots and servers only.
+    """
     inst = instance
-    if len(inst.worker_servers) != 1 or len(inst.ps_servers) != 1:
-        raise ValueError("brute-force OPT handles one worker and one PS server")
-    cap_w, cap_ps = inst.worker_capacity[0], inst.ps_capacity[0]
     horizon = inst.horizon
     options = [_job_options(inst, i, variant) for i in range(inst.num_jobs)]
-
     best = 0.0
 
-    def search(i: int, used_w: np.ndarray, used_ps: np.ndarray, value: float) -> None:
+    def search(i: int, loads: tuple[tuple[tuple[int, int], ...], ...], value: float) -> None:
         nonlocal best
         if i == inst.num_jobs:
             best = max(best, value)
             return
-        search(i + 1, used_w, used_ps, value)  # job i rejected
-        for util, load_w, load_ps in options[i]:
-            new_w, new_ps = used_w + load_w, used_ps + load_ps
-            if np.all(new_w <= cap_w + EPS) and np.all(new_ps <= cap_ps + EPS):
-                search(i + 1, new_w, new_ps, value + util)
+        search(i + 1, loads, value)  # job i rejected
+        for util, counts in options[i]:
+            arrival = inst.jobs[i].arrival
+            new_loads = list(loads)
+            ok = True
+            for k, y in enumerate(counts):
+                if y == 0:
+                    continue
+                t = arrival - 1 + k
+                new_loads[t] = loads[t] + ((i, y),)
+                if not _slot_fits(inst, new_loads[t]):
+                    ok = False
+                    break
+            if ok:
+                search(i + 1, tuple(new_loads), value + util)
 
-    search(0, np.zeros((horizon, len(inst.resources))), np.zeros((horizon, len(inst.resources))), 0.0)
+    search(0, tuple(() for _ in range(horizon)), 0.0)
     return best
 
 
-def _job_options(inst: ClusterJobsInstance, i: int, variant: str) -> list[tuple[float, np.ndarray, np.ndarray]]:
-    """Minimal completing worker sequences of job i with their utility and per-slot loads."""
+def _splits(total: int, parts: int, caps: list[int]) -> Iterator[tuple[int, ...]]:
+    """Every way to write ``total`` as ``parts`` non-negative integers within ``caps``."""
+    if parts == 1:
+        if total <= caps[0]:
+            yield (total,)
+        return
+    for first in range(min(total, caps[0]) + 1):
+        for rest in _splits(total - first, parts - 1, caps[1:]):
+            yield (first,) + rest
+
+
+def _pool_fits(demands: list[np.ndarray], totals: list[int], capacity: np.ndarray) -> bool:
+    """Can each job's ``totals[j]`` units of ``demands[j]`` be spread over the servers?"""
+    n_servers = capacity.shape[0]
+
+    def place(j: int, residual: np.ndarray) -> bool:
+        if j == len(totals):
+            return True
+        caps = [_units_that_fit(residual[s], demands[j], totals[j]) for s in range(n_servers)]
+        for split in _splits(totals[j], n_servers, caps):
+            used = np.outer(split, demands[j])
+            if place(j + 1, residual - used):
+                return True
+        return False
+
+    return place(0, capacity.astype(float))
+
+
+def _units_that_fit(residual: np.ndarray, demand: np.ndarray, limit: int) -> int:
+    used = demand > 0
+    if not used.any():
+        return limit
+    return int(min(limit, max(0.0, np.floor(residual[used] / demand[used] + EPS).min())))
+
+
+def _slot_fits(inst: ClusterJobsInstance, load: tuple[tuple[int, int], ...]) -> bool:
+    jobs = [i for i, _ in load]
+    workers = [y for _, y in load]
+    ps = [inst.jobs[i].ps_needed(y) for i, y in load]
+    return (_pool_fits([inst.worker_demand[i] for i in jobs], workers, inst.worker_capacity)
+            and _pool_fits([inst.ps_demand[i] for i in jobs], ps, inst.ps_capacity))
+
+
+def _job_options(inst: ClusterJobsInstance, i: int, variant: str) -> list[tuple[float, tuple[int, ...]]]:
+    """Minimal completing per-slot worker totals of job i, with their utility."""
     job = inst.jobs[i]
-    horizon, arrival = inst.horizon, job.arrival
-    w, s = inst.worker_demand[i], inst.ps_demand[i]
-    per_server = [math.floor(c / d + EPS) for c, d in zip(inst.worker_capacity[0], w) if d > 0]
-    top = min([job.chunks] + per_server)
-    window = horizon - arrival + 1
+    w = inst.worker_demand[i]
+    per_server = [min([math.floor(c / d + EPS) for c, d in zip(caps, w) if d > 0], default=job.chunks)
+                  for caps in inst.worker_capacity]
+    top = min(job.chunks, sum(per_server))
+    window = inst.horizon - job.arrival + 1
     by_last: dict[int, list[tuple[int, ...]]] = {}
     for counts in itertools.product(range(top + 1), repeat=window):
         if not any(counts) or not _completes(counts, inst, i, variant):
@@ -118,14 +172,7 @@ def _job_options(inst: ClusterJobsInstance, i: int, variant: str) -> list[tuple[
     out = []
     for last, seqs in by_last.items():
         minimal = [a for a in seqs if not any(b != a and all(x <= y for x, y in zip(b, a)) for b in seqs)]
-        util = float(job.utility.value(last))
-        for counts in minimal:
-            load_w = np.zeros((horizon, len(w)))
-            load_ps = np.zeros((horizon, len(s)))
-            for k, y in enumerate(counts):
-                load_w[arrival - 1 + k] = y * w
-                load_ps[arrival - 1 + k] = job.ps_needed(y) * s
-            out.append((util, load_w, load_ps))
+        out += [(float(job.utility.value(last)), counts) for counts in minimal]
     return out
 
 

@@ -53,7 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--variant", help="program variant (OASiS: paper | chunk; default paper)")
     s.add_argument("--relax", action="store_true", help="solve the LP relaxation (an upper bound)")
     s.add_argument("--time-limit", type=_positive_float, metavar="S", help="seconds; returns incumbent, bound and gap")
-    s.add_argument("--verify", action="store_true", help="re-solve with an independent solver (SCIP) and compare")
+    s.add_argument("--verify", action=argparse.BooleanOptionalAction, default=None,
+                   help="re-solve with an independent solver (SCIP) and compare (default: models up to "
+                        "5000 integer variables)")
     s.add_argument("--write", metavar="MODEL", help="also write the built model (.lp or .mps)")
     s.add_argument("--force", action="store_true", help="overwrite MODEL if it exists")
     s.add_argument("--json", action="store_true", help="print one JSON document")
@@ -140,7 +142,7 @@ def _solve(args: argparse.Namespace) -> int:
     from mlsched.systems import get_system
 
     if Path(args.file).suffix.lower() in (".lp", ".mps"):
-        report = solve_model_file(args.file, time_limit=args.time_limit, verify=args.verify)
+        report = solve_model_file(args.file, time_limit=args.time_limit, verify=args.verify is not False)
         print(json.dumps(report.to_dict(), indent=1) if args.json else _report_line(report))
         return 0 if report.status in (Status.OPTIMAL, Status.FEASIBLE) else 1
     inst = _load(args.file)
@@ -153,7 +155,7 @@ def _solve(args: argparse.Namespace) -> int:
         sysm = get_system(args.system, family=inst.family)
         write_model(sysm.build(inst, variant=args.variant or sysm.variants[0], relax=args.relax), target, force=True)
     report = solve_exact(inst, system=args.system, variant=args.variant, relax=args.relax,
-                         time_limit=args.time_limit, verify=args.verify).report
+                         time_limit=args.time_limit, verify="auto" if args.verify is None else args.verify).report
     if args.json:
         print(json.dumps(report.to_dict(), indent=1))
     else:
@@ -299,7 +301,7 @@ def _study(args: argparse.Namespace) -> int:
 
 def _generate_oasis(args: argparse.Namespace) -> int:
     from mlsched.instance import save
-    from mlsched.instance.generate import generate_oasis
+    from mlsched.instance.generators import generate_oasis
 
     if Path(args.output).exists() and not args.force:
         raise UsageError(f"{args.output}: exists; pass --force to overwrite it")

@@ -107,11 +107,16 @@ def solve(
     verify: bool = False,
     presolve: bool = True,
     threads: int | None = None,
+    mip_gap: float = 0.0,
 ) -> SolveReport:
-    """Solve ``built`` with HiGHS; optionally cross-certify with an independent solver."""
+    """Solve ``built`` with HiGHS; optionally cross-certify with an independent solver.
+
+    ``mip_gap`` > 0 lets HiGHS stop at that relative gap (heuristic uses such as the Dorm
+    baseline); such a solve is reported FEASIBLE unless its gap is within EXACT_REL_GAP.
+    """
     if time_limit is not None and not time_limit > 0:
         raise UsageError(f"time limit must be > 0 seconds, got {time_limit}")
-    options: dict[str, Any] = {"mip_rel_gap": 0.0, "mip_abs_gap": 0.0, "presolve": "on" if presolve else "off"}
+    options: dict[str, Any] = {"mip_rel_gap": mip_gap, "mip_abs_gap": 0.0, "presolve": "on" if presolve else "off"}
     if threads is not None:
         options["threads"] = threads
     solver = Highs()
@@ -174,7 +179,8 @@ def _cross_certify(built: Built, report: SolveReport, time_limit: float | None) 
     """Re-solve with an independent solver and reconcile the two answers."""
     with tempfile.TemporaryDirectory() as tmp:
         lp = Path(tmp) / "model.lp"
-        _, symbol_map = built.model.write(str(lp), io_options={"symbolic_solver_labels": True})
+        _, symbol_map_id = built.model.write(str(lp), io_options={"symbolic_solver_labels": True})
+        symbol_map = built.model.solutions.symbol_map[symbol_map_id]
         other = _solve_lp_file(lp, time_limit)
         if other.status is not Status.OPTIMAL and other.status is not Status.FEASIBLE:
             return replace(report, verified=False, verifier=other.solver,

@@ -37,7 +37,7 @@ class ExactResult:
 
 
 def solve_exact(instance: Instance, *, system: str | None = None, variant: str | None = None,
-                relax: bool = False, time_limit: float | None = None, verify: bool | str = False) -> ExactResult:
+                relax: bool = False, time_limit: float | None = None, verify: bool | str = "auto") -> ExactResult:
     """Build and solve a system's exact program (or its LP relaxation) for ``instance``.
 
     ``verify="auto"`` cross-certifies when the model has at most VERIFY_MAX_INTEGERS integers.

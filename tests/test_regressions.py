@@ -1,4 +1,9 @@
-"""Solver defects found so far, kept as regression cases with their true optima."""
+"""Solver defects found so far, kept as regression cases with their true optima.
+
+Each case is an instance (whose true optima brute force confirms) and the model file on which
+HiGHS 1.15.1 with default presolve reports a wrong optimum. mlsched's verify path must report
+the truth, never the wrong value.
+"""
 
 from __future__ import annotations
 
@@ -12,26 +17,36 @@ from mlsched.instance import load
 from mlsched.solve import Status, solve, solve_model_file
 
 HERE = Path(__file__).resolve().parent / "regressions"
+CASES = sorted(p.stem for p in HERE.glob("*.json"))
+WRONG = {"highs-presolve-wrong-optimum": 22.884215266531022, "highs-presolve-zero-optimum": 0.0}
 
 
-def test_highs_presolve_wrong_optimum_is_caught_by_verify():
-    """HiGHS 1.15.1 with presolve reports 22.884 on this 4-job OPT_paper MILP; the truth is 28.124."""
-    report = solve_model_file(HERE / "highs-presolve-wrong-optimum.lp", verify=True)
-    truth = 28.12356089519875
-    if report.status is Status.OPTIMAL:  # a fixed HiGHS: then both solvers must agree on the truth
-        assert report.verified and report.objective == pytest.approx(truth, rel=1e-9)
-    else:
-        assert report.status is Status.DISAGREE
-        assert report.objective == pytest.approx(truth, rel=1e-9)
-        assert report.bound >= truth - 1e-9 and not report.verified
-        assert "solvers disagree" in report.message
+def test_cases_are_present():
+    assert set(CASES) == set(WRONG)
 
 
-def test_reconstructed_instance_true_optimum():
-    inst = load(HERE / "highs-presolve-wrong-optimum.json")
+@pytest.mark.parametrize("case", CASES)
+def test_model_file_disagreement_is_caught(case):
+    inst = load(HERE / f"{case}.json")
     truth = inst.expected["opt_paper"]
-    assert bruteforce.oasis_opt(inst, variant="paper") == pytest.approx(truth, rel=1e-12)
-    for presolve in (True, False):
-        report = solve(oasis.build(inst), presolve=presolve, verify=True)
-        assert report.status is Status.OPTIMAL and report.verified
+    report = solve_model_file(HERE / f"{case}.lp", verify=True)
+    if report.status is Status.OPTIMAL:  # a fixed HiGHS: then both solvers must give the truth
+        assert report.verified and report.objective == pytest.approx(truth, rel=1e-9)
+        return
+    assert report.status is Status.DISAGREE and not report.verified
+    assert report.objective == pytest.approx(truth, rel=1e-9)
+    assert report.bound >= truth - 1e-9
+    assert f"highs says {WRONG[case]:.10g}" in report.message
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_instance_true_optima(case):
+    inst = load(HERE / f"{case}.json")
+    for variant in ("paper", "chunk"):
+        truth = inst.expected[f"opt_{variant}"]
+        assert bruteforce.oasis_opt(inst, variant=variant) == pytest.approx(truth, rel=1e-12)
+        report = solve(oasis.build(inst, variant=variant), verify=True)
+        assert report.status in (Status.OPTIMAL, Status.DISAGREE)
         assert report.objective == pytest.approx(truth, rel=1e-9)
+        off = solve(oasis.build(inst, variant=variant), presolve=False)
+        assert off.status is Status.OPTIMAL and off.objective == pytest.approx(truth, rel=1e-9)

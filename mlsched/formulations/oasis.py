@@ -43,6 +43,7 @@ from mlsched.instance import ClusterJobsInstance
 from mlsched.instance.cluster_jobs import EPS
 from mlsched.sim.check import check
 from mlsched.sim.schedule import ClusterSchedule
+from mlsched.formulations.rows import row
 from mlsched.solve import Built
 
 VARIANTS = ("paper", "chunk")
@@ -107,9 +108,9 @@ def build(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool 
                                          >= float(inst.chunk_time[i]) * m.d[i, t])
     m.last = pyo.Constraint(it, rule=lambda _, i, t: workers[i, t]
                             <= inst.jobs[i].chunks * sum(m.u[i, s] for s in range(t, horizon + 1)))
-    m.bandwidth = pyo.Constraint(it, rule=lambda _, i, t: _row(inst.jobs[i].worker_bandwidth * workers[i, t]
+    m.bandwidth = pyo.Constraint(it, rule=lambda _, i, t: row(inst.jobs[i].worker_bandwidth * workers[i, t]
                                                                <= inst.jobs[i].ps_bandwidth * ps[i, t]))
-    m.ps_le_workers = pyo.Constraint(it, rule=lambda _, i, t: _row(ps[i, t] <= workers[i, t]))
+    m.ps_le_workers = pyo.Constraint(it, rule=lambda _, i, t: row(ps[i, t] <= workers[i, t]))
     _capacity(m, "worker_capacity", iht, inst.worker_demand, inst.worker_capacity, m.y)
     _capacity(m, "ps_capacity", ikt, inst.ps_demand, inst.ps_capacity, m.z)
 
@@ -127,15 +128,6 @@ def build(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool 
                  build_seconds=time.perf_counter() - tick,
                  extract=None if relax else extract,
                  validate=None if relax else (lambda schedule: check(inst, schedule)))
-
-
-def _row(relation: object) -> object:
-    """A constraint rule's value; a relation between constants (a job no server can host) is skipped."""
-    if relation is True:
-        return pyo.Constraint.Skip
-    if relation is False:
-        return pyo.Constraint.Infeasible
-    return relation
 
 
 def _capacity(m: pyo.ConcreteModel, name: str, index: list[tuple[int, int, int]], demand: np.ndarray,

@@ -1,0 +1,116 @@
+"""The mlsched command end to end: outputs, JSON keys, exit codes, nothing overwritten."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mlsched.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+T1 = ROOT / "tests" / "data" / "t1.json"
+WRONG_LP = ROOT / "tests" / "regressions" / "highs-presolve-wrong-optimum.lp"
+
+
+def cli(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_validate(capsys):
+    code, out, _ = cli(capsys, "validate", T1)
+    assert code == 0 and "valid cluster-jobs instance 'T1': 4 jobs, horizon 3" in out
+
+
+def test_bad_file_is_one_line_and_exit_2(capsys, tmp_path):
+    bad = tmp_path / "bad.json"
+    doc = json.loads(T1.read_text())
+    doc["jobs"][3]["utility"] = {"kind": "sigmoid", "gamma1": 5, "gamma2": -1, "gamma3": 1}
+    bad.write_text(json.dumps(doc))
+    for command in ("validate", "solve", "compare"):
+        code, out, err = cli(capsys, command, bad)
+        assert code == 2 and out == ""
+        assert err == f"{bad}: jobs[3].utility.gamma2: must be >= 0, got -1\n"
+
+
+def test_solve_json_and_model_export(capsys, tmp_path):
+    code, out, _ = cli(capsys, "solve", T1, "--json", "--verify")
+    doc = json.loads(out)
+    assert code == 0
+    assert {"status", "objective", "bound", "gap"} <= set(doc)
+    assert doc["status"] == "optimal" and doc["objective"] == pytest.approx(27) and doc["verified"] is True
+    code, out, _ = cli(capsys, "solve", T1, "--relax")
+    assert code == 0 and "objective 28" in out
+    model = tmp_path / "m.mps"
+    code, _, _ = cli(capsys, "solve", T1, "--write", model)
+    assert code == 0 and model.read_text().startswith(("NAME", "*"))
+    model.write_text("keep me")
+    code, _, err = cli(capsys, "solve", T1, "--write", model)
+    assert code == 2 and "exists" in err and model.read_text() == "keep me"
+
+
+def test_solver_disagreement_is_reported_in_one_line(capsys):
+    code, out, _ = cli(capsys, "solve", WRONG_LP, "--verify")
+    assert code == 1
+    assert out.count("\n") == 1 and out.startswith("WARNING solvers disagree: highs says 22.88421527")
+    assert "objective 28.1235609" in out
+
+
+def test_run_and_compare(capsys):
+    code, out, _ = cli(capsys, "run", T1, "--algorithm", "oasis", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["algorithm"] == "oasis" and doc["total_utility"] == pytest.approx(27)
+    code, out, _ = cli(capsys, "compare", T1, "--algorithms", "oasis,fifo", "--json", "--quiet")
+    rows = json.loads(out)
+    assert code == 0 and [r["algorithm"] for r in rows] == ["oasis", "fifo"]
+    assert rows[0]["ratio"] == pytest.approx(1.0) and rows[0]["opt"] == pytest.approx(27)
+    assert rows[0]["opt_verified"] is True
+    code, out, _ = cli(capsys, "compare", T1, "--algorithms", "oasis", "--quiet")
+    assert code == 0 and "oasis" in out and "27.0000" in out and "ratio" in out
+    code, out, _ = cli(capsys, "compare", T1, "--algorithms", "oasis", "--csv", "--quiet")
+    assert out.splitlines()[0].startswith("instance,algorithm,total_utility")
+
+
+def test_same_seed_same_json(capsys):
+    def strip(doc):
+        if isinstance(doc, list):
+            return [strip(d) for d in doc]
+        return {k: v for k, v in doc.items() if "seconds" not in k}
+    outs = []
+    for _ in range(2):
+        _, out, _ = cli(capsys, "compare", T1, "--algorithms", "oasis,fifo,drf,rrh", "--json", "--quiet", "--seed", "3")
+        outs.append(strip(json.loads(out)))
+    assert outs[0] == outs[1]
+
+
+def test_unknown_algorithm_and_bad_flags(capsys):
+    code, _, err = cli(capsys, "run", T1, "--algorithm", "nope")
+    assert code == 2 and err.startswith("unknown algorithm 'nope' for oasis")
+    with pytest.raises(SystemExit) as info:
+        main(["solve", str(T1), "--time-limit", "-3"])
+    assert info.value.code == 2
+
+
+def test_generate_refuses_to_overwrite(capsys, tmp_path):
+    target = tmp_path / "g.json"
+    code, out, _ = cli(capsys, "generate", "oasis", "--jobs", "5", "--horizon", "10", "--seed", "1",
+                       "--profile", "small", "-o", target)
+    assert code == 0 and target.exists()
+    before = target.read_text()
+    code, _, err = cli(capsys, "generate", "oasis", "--jobs", "6", "--horizon", "10", "-o", target)
+    assert code == 2 and "exists" in err and target.read_text() == before
+    code, _, _ = cli(capsys, "validate", target)
+    assert code == 0
+
+
+def test_console_script_runs():
+    done = subprocess.run([sys.executable, "-m", "mlsched.cli", "validate", str(T1)], capture_output=True, text=True)
+    assert done.returncode == 0 and "valid" in done.stdout
+    done = subprocess.run([sys.executable, "-m", "mlsched.cli", "validate", "/nonexistent.json"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr == "/nonexistent.json: file not found\n"
