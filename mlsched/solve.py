@@ -187,8 +187,7 @@ def _cross_certify(built: Built, report: SolveReport, time_limit: float | None) 
                            message=(report.message + f"; verifier {other.solver}: {other.status.value}").lstrip("; "))
         agree = _close(report.objective, other.objective) and report.status == other.status == Status.OPTIMAL
         if agree:
-            return replace(report, verified=True, verifier=other.solver,
-                           verifier_objective=other.objective, verifier_bound=other.bound)
+            return _merge_agreeing(built, report, other, symbol_map)
         if report.status is Status.FEASIBLE or other.status is Status.FEASIBLE:
             # neither proven: keep the better proven interval without claiming a disagreement
             return _merge_unproven(built, report, other, symbol_map)
@@ -237,6 +236,25 @@ def _disagree(built: Built, report: SolveReport, other: _FileSolve, symbol_map: 
                    gap=relative_gap(objective, safer), schedule=best[1] if best else None,
                    verified=False, verifier=other.solver, verifier_objective=other.objective,
                    verifier_bound=other.bound, message=message)
+
+
+def _merge_agreeing(built: Built, report: SolveReport, other: _FileSolve, symbol_map: Any) -> SolveReport:
+    """Both solvers claim the same optimum within AGREE_REL_TOL; their tolerances still differ.
+    Keep the better solution that passes the checker and the safer of the two bounds, and call
+    it OPTIMAL only if that gap is within EXACT_REL_GAP."""
+    assert report.objective is not None and other.objective is not None
+    if _better(built.sense, other.objective, report.objective):
+        schedule, problems = _load_other(built, other, symbol_map)
+        if not problems:
+            report = replace(report, objective=other.objective, schedule=schedule)
+    bounds = [b for b in (report.bound, other.bound) if b is not None]
+    safer = (max(bounds) if built.sense == "max" else min(bounds)) if bounds else None
+    gap = relative_gap(report.objective, safer)
+    status = Status.OPTIMAL if gap is None or gap <= EXACT_REL_GAP else Status.FEASIBLE
+    return replace(report, status=status, bound=safer, gap=gap, verified=True, verifier=other.solver,
+                   verifier_objective=other.objective, verifier_bound=other.bound,
+                   message="" if status is Status.OPTIMAL else f"solvers agree within {AGREE_REL_TOL:g}; "
+                   f"proven interval has relative gap {gap:.2g}")
 
 
 def _merge_unproven(built: Built, report: SolveReport, other: _FileSolve, symbol_map: Any) -> SolveReport:

@@ -28,6 +28,7 @@ from mlsched.solve import SolveReport, Status, solve
 from mlsched.systems import System, get_system
 
 VERIFY_MAX_INTEGERS = 5000
+RESCORE_TOLERANCE = 1e-6
 
 
 @dataclass
@@ -41,8 +42,8 @@ def solve_exact(instance: Instance, *, system: str | None = None, variant: str |
     """Build and solve a system's exact program (or its LP relaxation) for ``instance``.
 
     ``verify="auto"`` cross-certifies when the model has at most VERIFY_MAX_INTEGERS integers.
-    The returned report's objective is re-scored from the extracted schedule, which must pass
-    the independent checker; a mismatch turns the status into ERROR.
+    The returned report's objective is the exact score of the extracted schedule, which must pass
+    the independent checker and match the solver's value to RESCORE_TOLERANCE (else ERROR).
     """
     sysm = get_system(system, family=instance.family)
     built = sysm.build(instance, variant=variant or sysm.variants[0], relax=relax)
@@ -52,10 +53,15 @@ def solve_exact(instance: Instance, *, system: str | None = None, variant: str |
     if report.schedule is not None and report.objective is not None:
         problems = sim.check(instance, report.schedule)
         rescored = sysm.score(instance, report.schedule)
-        if problems or abs(rescored - report.objective) > 1e-6 * max(1.0, abs(report.objective)):
+        if problems or abs(rescored - report.objective) > RESCORE_TOLERANCE * max(1.0, abs(report.objective)):
             report.status = Status.ERROR
             report.message = (f"the solver's schedule fails the checker or rescoring "
                               f"({rescored:.10g} vs {report.objective:.10g}): {'; '.join(problems[:3])}")
+        else:
+            # the objective is the exact score of the checked schedule, not the solver's float sum
+            report.objective = rescored
+            if report.status is Status.OPTIMAL:
+                report.bound = rescored if report.bound is None else max(report.bound, rescored)
     return ExactResult(report=report, integer_variables=integers)
 
 
