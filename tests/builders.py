@@ -14,7 +14,8 @@ def job(job_id: str, *, arrival: int = 1, epochs: int = 1, chunks: int = 1, mini
         bandwidth: tuple[float, float] = (1, 1), utility: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "id": job_id, "arrival": arrival, "epochs": epochs, "chunks": chunks, "minibatches": minibatches,
-        "minibatch_time": minibatch_time, "worker_demand": worker or {"cpu": 1}, "ps_demand": ps or {"cpu": 1},
+        "minibatch_time": minibatch_time, "worker_demand": {"cpu": 1} if worker is None else worker,
+        "ps_demand": {"cpu": 1} if ps is None else ps,
         "bandwidth": {"worker": bandwidth[0], "ps": bandwidth[1]},
         "utility": utility or {"kind": "linear", "intercept": 10, "slope": 1},
     }

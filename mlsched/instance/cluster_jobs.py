@@ -23,8 +23,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mlsched.errors import UsageError
 from mlsched.instance.fields import Fields
 from mlsched.instance.utility import Utility, read_utility
+from mlsched.profiles import DEFAULT_GPU_TYPE, GPU_TYPES, load_profile
 
 EPS = 1e-9
 FAMILY = "cluster-jobs"
@@ -52,6 +54,7 @@ class Job:
     ps_bandwidth: float
     utility: Utility
     model: str | None = None
+    gpu_type: str | None = None
 
     def chunk_time(self, slot_seconds: float) -> float:
         """W_i: worker-slots to train one chunk once (compute plus gradient push and pull)."""
@@ -142,6 +145,8 @@ class ClusterJobsInstance:
             }
             if j.model is not None:
                 d["model"] = j.model
+            if j.gpu_type is not None:
+                d["gpu_type"] = j.gpu_type
             return d
 
         data: dict[str, Any] = {
@@ -170,7 +175,7 @@ def _plain(v: float) -> float | int:
 _TOP_KEYS = {"format", "family", "name", "horizon", "slot_seconds", "resources", "worker_servers",
              "ps_servers", "jobs", "expected", "meta"}
 _JOB_KEYS = {"id", "arrival", "epochs", "chunks", "minibatches", "minibatch_time", "gradient_mb",
-             "worker_demand", "ps_demand", "bandwidth", "utility", "model"}
+             "worker_demand", "ps_demand", "bandwidth", "utility", "model", "gpu_type"}
 
 
 def _amounts(fields: Fields, key: str, resources: tuple[str, ...], *, positive_sum: bool = False) -> tuple[float, ...]:
@@ -210,20 +215,22 @@ def read_cluster_jobs(top: Fields) -> ClusterJobsInstance:
         arrival = f.number("arrival", integer=True, minimum=1)
         if isinstance(horizon, int) and isinstance(arrival, int) and arrival > horizon > 0:
             top.problems.add(f"{f.path}.arrival", f"must be <= horizon ({horizon}), got {arrival}")
+        tau_default, gradient_default, model, gpu_type = _profile_defaults(f, float(slot_seconds or 3600.0))
         jobs.append(Job(
             id=job_id,
             arrival=arrival or 1,
             epochs=f.number("epochs", integer=True, minimum=1) or 1,
             chunks=f.number("chunks", integer=True, minimum=1, maximum=100_000) or 1,
             minibatches=f.number("minibatches", integer=True, minimum=1) or 1,
-            minibatch_time=float(f.number("minibatch_time", greater_than=0) or 1.0),
-            gradient_mb=float(f.number("gradient_mb", default=0.0, minimum=0)),
+            minibatch_time=float(f.number("minibatch_time", greater_than=0, **tau_default) or 1.0),
+            gradient_mb=float(f.number("gradient_mb", minimum=0, **gradient_default)),
             worker_demand=worker_demand,
             ps_demand=ps_demand,
             worker_bandwidth=bandwidth[0],
             ps_bandwidth=bandwidth[1],
             utility=read_utility(f.obj("utility")),
-            model=f.string("model", default=None),
+            model=model,
+            gpu_type=gpu_type,
         ))
         workload = jobs[-1].epochs * jobs[-1].chunks * jobs[-1].chunk_time(float(slot_seconds or 3600.0))
         if not math.isfinite(workload) or workload > 1e12:
@@ -247,6 +254,24 @@ def read_cluster_jobs(top: Fields) -> ClusterJobsInstance:
         expected=expected,
         meta=meta,
     )
+
+
+def _profile_defaults(f: Fields, slot_seconds: float) -> tuple[dict[str, Any], dict[str, Any], str | None, str | None]:
+    """Defaults of minibatch_time (slots) and gradient_mb from the job's model profile, if any."""
+    model = f.string("model", default=None)
+    gpu_type = f.string("gpu_type", default=None, choices=GPU_TYPES)
+    gradient_default: dict[str, Any] = {"default": 0.0}
+    if model is None or not model:
+        if gpu_type is not None:
+            f.problems.add(f"{f.path}.gpu_type", "needs a model profile ('model')")
+        return {}, gradient_default, model, gpu_type
+    try:
+        profile = load_profile(model)
+    except UsageError as exc:
+        f.problems.add(f"{f.path}.model", str(exc))
+        return {}, gradient_default, model, gpu_type
+    seconds = profile.iteration_seconds[gpu_type or DEFAULT_GPU_TYPE]
+    return {"default": seconds / slot_seconds}, {"default": profile.gradient_mb}, model, gpu_type
 
 
 def _bandwidth(f: Fields, resources: tuple[str, ...], worker_demand: tuple[float, ...],

@@ -1,0 +1,57 @@
+"""DNN workload profiles (``models/*.json``) that instance files may reference by name.
+
+A profile gives, per GPU type, the time of one training iteration (mini-batch) alone on one GPU
+and the measured throughput on 1, 2, 4 and 8 GPUs, plus the gradient size in MB. The folder is
+``$MLSCHED_MODELS`` if set, else ``models/`` at the root of the source tree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from mlsched.errors import UsageError
+
+GPU_TYPES = ("k80", "p100", "v100")
+DEFAULT_GPU_TYPE = "v100"
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    model: str
+    batch_size: int | None
+    iteration_seconds: dict[str, float]
+    throughput: dict[str, dict[int, float]]
+    gradient_mb: float
+
+    def speedup(self, gpu_type: str, gpus: int) -> float:
+        """Measured throughput on ``gpus`` GPUs relative to one GPU."""
+        curve = self.throughput[gpu_type]
+        return curve[gpus] / curve[1]
+
+
+def models_folder() -> Path:
+    return Path(os.environ.get("MLSCHED_MODELS", Path(__file__).resolve().parents[1] / "models"))
+
+
+def available_profiles() -> list[str]:
+    return sorted(p.stem for p in models_folder().glob("*.json"))
+
+
+@cache
+def load_profile(name: str) -> Profile:
+    path = models_folder() / f"{name}.json"
+    if not path.is_file():
+        raise UsageError(f"unknown model profile {name!r}; available: {', '.join(available_profiles()) or 'none'} "
+                         f"(in {models_folder()})")
+    data = json.loads(path.read_text())
+    return Profile(
+        name=data["name"], model=data["model"], batch_size=data["batch_size"],
+        iteration_seconds=dict(data["iteration_seconds"]),
+        throughput={g: {int(n): v for n, v in curve.items()} for g, curve in data["throughput_steps_per_second"].items()},
+        gradient_mb=float(data["gradient_mb"]),
+    )
