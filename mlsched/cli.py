@@ -229,7 +229,7 @@ def _print_table(frame: pd.DataFrame) -> None:
                          "wall_seconds", "two_alpha"] if c in table]
     if table["instance"].nunique() == 1:
         shown.remove("instance")
-    print(table[shown].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    print(table[shown].to_string(index=False, float_format=lambda x: f"{x:.4f}", na_rep="-"))
 
 
 def _ratio_text(lo: float, hi: float) -> str:
@@ -247,7 +247,7 @@ def _opt_text(opt: float | None, bound: float | None, status: str) -> str:
 
 
 def _json_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    cols = [c for c in _TABLE_COLUMNS + ["opt_status", "opt_verified", "two_alpha"] if c in frame]
+    cols = [c for c in _TABLE_COLUMNS + ["opt_status", "opt_verified", "opt_verifier", "two_alpha"] if c in frame]
     rows = frame[cols].to_dict(orient="records")
     return [{k: (None if isinstance(v, float) and not math.isfinite(v) else _plain(v)) for k, v in row.items()}
             for row in rows]
@@ -278,11 +278,15 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _print_opt_note(frame: pd.DataFrame) -> None:
     if "opt_status" in frame and not frame.empty:
-        status = frame["opt_status"].iloc[0]
-        verified = frame["opt_verified"].iloc[0]
-        note = {True: "cross-certified by a second solver", False: "NOT confirmed by the second solver",
-                None: "not cross-certified"}.get(verified if verified in (True, False) else None)
-        print(f"OPT: exact optimum of the offline program, status {status}, {note}")
+        first = frame.iloc[0]
+        verified = first["opt_verified"]
+        if verified is None or (isinstance(verified, float) and math.isnan(verified)):
+            note = "not cross-certified"
+        elif bool(verified):
+            note = f"cross-certified by {first['opt_verifier']}"
+        else:
+            note = f"NOT confirmed by {first['opt_verifier']}"
+        print(f"OPT: exact optimum of the offline program, status {first['opt_status']}, {note}")
 
 
 def _study(args: argparse.Namespace) -> int:

@@ -143,7 +143,8 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
 
 def _ratio_columns(opt: SolveReport, score: float) -> dict[str, Any]:
     cols: dict[str, Any] = {"opt_status": opt.status.value, "opt": opt.objective, "opt_bound": opt.bound,
-                            "opt_verified": opt.verified, "opt_seconds": opt.build_seconds + opt.solve_seconds}
+                            "opt_verified": opt.verified, "opt_verifier": opt.verifier,
+                            "opt_seconds": opt.build_seconds + opt.solve_seconds}
     unusable = opt.status in (Status.INFEASIBLE, Status.UNBOUNDED, Status.ERROR)
     if unusable or (opt.status is Status.NO_SOLUTION and opt.bound is None):
         cols.update(ratio_low=np.nan, ratio_high=np.nan, ratio=np.nan)

@@ -114,3 +114,23 @@ def test_console_script_runs():
     done = subprocess.run([sys.executable, "-m", "mlsched.cli", "validate", "/nonexistent.json"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr == "/nonexistent.json: file not found\n"
+
+
+def test_interrupted_study_prints_finished_rows_and_exits_130(capsys, monkeypatch):
+    import mlsched.study as study_module
+
+    real_run = study_module.sim.run
+    calls = {"n": 0}
+
+    def run_then_interrupt(instance, policy, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise KeyboardInterrupt
+        return real_run(instance, policy, **kwargs)
+
+    monkeypatch.setattr(study_module.sim, "run", run_then_interrupt)
+    code, out, err = cli(capsys, "study", T1, ROOT / "tests" / "regressions" / "highs-presolve-wrong-optimum.json",
+                         "--algorithms", "oasis", "--quiet")
+    assert code == 130
+    assert "interrupted: 1 row(s) finished" in err
+    assert "T1" in out and "highs-presolve" not in out
