@@ -183,14 +183,13 @@ def _cross_certify(built: Built, report: SolveReport, time_limit: float | None) 
         symbol_map = built.model.solutions.symbol_map[symbol_map_id]
         other = _solve_lp_file(lp, time_limit)
         if other.status is not Status.OPTIMAL and other.status is not Status.FEASIBLE:
-            return replace(report, verified=False, verifier=other.solver,
+            contradicts = other.status in (Status.INFEASIBLE, Status.UNBOUNDED)
+            return replace(report, status=Status.DISAGREE if contradicts else report.status, verified=False,
+                           verifier=other.solver,
                            message=(report.message + f"; verifier {other.solver}: {other.status.value}").lstrip("; "))
         agree = _close(report.objective, other.objective) and report.status == other.status == Status.OPTIMAL
-        if agree:
-            return _merge_agreeing(built, report, other, symbol_map)
-        if report.status is Status.FEASIBLE or other.status is Status.FEASIBLE:
-            # neither proven: keep the better proven interval without claiming a disagreement
-            return _merge_unproven(built, report, other, symbol_map)
+        if agree or report.status is Status.FEASIBLE or other.status is Status.FEASIBLE:
+            return _merge(built, report, other, symbol_map, agree=agree)
         return _disagree(built, report, other, symbol_map)
 
 
@@ -213,61 +212,55 @@ def _load_other(built: Built, other: _FileSolve, symbol_map: Any) -> tuple[Any, 
     return schedule, problems
 
 
-def _disagree(built: Built, report: SolveReport, other: _FileSolve, symbol_map: Any) -> SolveReport:
+def _safer_bound(sense: str, *bounds: float | None) -> float | None:
+    """The loosest of the solvers' bounds: valid as long as either solver's bound is."""
+    known = [b for b in bounds if b is not None]
+    if not known:
+        return None
+    return max(known) if sense == "max" else min(known)
+
+
+def _adopt_if_better(built: Built, report: SolveReport, other: _FileSolve, symbol_map: Any) -> SolveReport:
+    """Take the verifier's solution when it is better and its schedule passes the checker."""
     assert report.objective is not None and other.objective is not None
-    own_schedule = report.schedule
-    own_ok = not (built.validate(own_schedule) if built.validate and own_schedule is not None else [])
-    other_schedule, other_problems = _load_other(built, other, symbol_map)
-    candidates = []
-    if own_ok:
-        candidates.append((report.objective, own_schedule))
-    if not other_problems:
-        candidates.append((other.objective, other_schedule))
-    best = None
-    for value, schedule in candidates:
-        if best is None or _better(built.sense, value, best[0]):
-            best = (value, schedule)
-    bounds = [b for b in (report.bound, other.bound) if b is not None]
-    safer = (max(bounds) if built.sense == "max" else min(bounds)) if bounds else None
-    objective = best[0] if best else None
-    message = (f"solvers disagree: {report.solver} says {report.objective:.10g}, "
-               f"{other.solver} says {other.objective:.10g}")
-    return replace(report, status=Status.DISAGREE, objective=objective, bound=safer,
-                   gap=relative_gap(objective, safer), schedule=best[1] if best else None,
-                   verified=False, verifier=other.solver, verifier_objective=other.objective,
+    if _better(built.sense, other.objective, report.objective):
+        schedule, problems = _load_other(built, other, symbol_map)
+        if not problems:
+            return replace(report, objective=other.objective, schedule=schedule)
+    return report
+
+
+def _merge(built: Built, report: SolveReport, other: _FileSolve, symbol_map: Any, *, agree: bool) -> SolveReport:
+    """Both solvers found solutions that do not contradict each other (``agree``: both claim the
+    same optimum within AGREE_REL_TOL). Keep the better checked solution and the safer bound; the
+    result is OPTIMAL only if they are within EXACT_REL_GAP and both solvers proved optimality."""
+    report = _adopt_if_better(built, report, other, symbol_map)
+    safer = _safer_bound(built.sense, report.bound, other.bound)
+    gap = relative_gap(report.objective, safer)
+    proven = agree and (gap is None or gap <= EXACT_REL_GAP)
+    message = "" if proven else (report.message or f"proven interval has relative gap {gap if gap is not None else float('nan'):.2g}")
+    return replace(report, status=Status.OPTIMAL if proven else Status.FEASIBLE, bound=safer, gap=gap,
+                   verified=agree, verifier=other.solver, verifier_objective=other.objective,
                    verifier_bound=other.bound, message=message)
 
 
-def _merge_agreeing(built: Built, report: SolveReport, other: _FileSolve, symbol_map: Any) -> SolveReport:
-    """Both solvers claim the same optimum within AGREE_REL_TOL; their tolerances still differ.
-    Keep the better solution that passes the checker and the safer of the two bounds, and call
-    it OPTIMAL only if that gap is within EXACT_REL_GAP."""
+def _disagree(built: Built, report: SolveReport, other: _FileSolve, symbol_map: Any) -> SolveReport:
+    """Both claim different optima: report the best solution that passes the checker (either
+    solver's) and the safer bound, with status DISAGREE."""
     assert report.objective is not None and other.objective is not None
-    if _better(built.sense, other.objective, report.objective):
-        schedule, problems = _load_other(built, other, symbol_map)
-        if not problems:
-            report = replace(report, objective=other.objective, schedule=schedule)
-    bounds = [b for b in (report.bound, other.bound) if b is not None]
-    safer = (max(bounds) if built.sense == "max" else min(bounds)) if bounds else None
-    gap = relative_gap(report.objective, safer)
-    status = Status.OPTIMAL if gap is None or gap <= EXACT_REL_GAP else Status.FEASIBLE
-    return replace(report, status=status, bound=safer, gap=gap, verified=True, verifier=other.solver,
-                   verifier_objective=other.objective, verifier_bound=other.bound,
-                   message="" if status is Status.OPTIMAL else f"solvers agree within {AGREE_REL_TOL:g}; "
-                   f"proven interval has relative gap {gap:.2g}")
-
-
-def _merge_unproven(built: Built, report: SolveReport, other: _FileSolve, symbol_map: Any) -> SolveReport:
-    assert report.objective is not None and other.objective is not None
-    if _better(built.sense, other.objective, report.objective):
-        schedule, problems = _load_other(built, other, symbol_map)
-        if not problems:
-            report = replace(report, objective=other.objective, schedule=schedule)
-    bounds = [b for b in (report.bound, other.bound) if b is not None]
-    tighter = (min(bounds) if built.sense == "max" else max(bounds)) if bounds else None
-    return replace(report, status=Status.FEASIBLE, bound=tighter, gap=relative_gap(report.objective, tighter),
+    claimed = report.objective
+    own_ok = report.schedule is not None and not (built.validate(report.schedule) if built.validate else [])
+    if not own_ok:
+        report = replace(report, objective=None, schedule=None)
+    other_schedule, other_problems = _load_other(built, other, symbol_map)
+    if not other_problems and (report.objective is None or _better(built.sense, other.objective, report.objective)):
+        report = replace(report, objective=other.objective, schedule=other_schedule)
+    safer = _safer_bound(built.sense, report.bound, other.bound)
+    message = (f"solvers disagree: {report.solver} says {claimed:.10g}, "
+               f"{other.solver} says {other.objective:.10g}")
+    return replace(report, status=Status.DISAGREE, bound=safer, gap=relative_gap(report.objective, safer),
                    verified=False, verifier=other.solver, verifier_objective=other.objective,
-                   verifier_bound=other.bound)
+                   verifier_bound=other.bound, message=message)
 
 
 @dataclass
@@ -368,8 +361,7 @@ def solve_model_file(path: str | Path, *, time_limit: float | None = None, verif
     for value, name in feasible:
         if best is None or _better(sense, value, best[0]):
             best = (value, name)
-    bounds = [b for b in (own.bound, other.bound) if b is not None]
-    safer = (max(bounds) if sense == "max" else min(bounds)) if bounds else None
+    safer = _safer_bound(sense, own.bound, other.bound)
     objective = best[0] if best else None
     return replace(report, status=Status.DISAGREE, objective=objective, bound=safer,
                    gap=relative_gap(objective, safer), verified=False, verifier=other.solver,

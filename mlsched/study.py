@@ -135,6 +135,8 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
         }
         if hasattr(policy, "summary"):
             row["two_alpha"] = 2 * policy.summary()["alpha"]
+        if hasattr(policy, "certified_bound"):
+            row["dual_bound"] = policy.certified_bound()
         if opt is not None:
             row.update(_ratio_columns(opt, score))
         rows.append(row)

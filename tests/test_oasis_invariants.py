@@ -40,8 +40,16 @@ def check_policy_invariants(inst, policy, result):
             assert rec.payoff <= 1e-12 and y[i].sum() == 0 and z[i].sum() == 0     # I5 (reject side)
             continue
         assert rec.payoff > 0                                                       # I5
-        # I2 workload, chunk mode: ceil(d W) workers per slot and E N chunk-passes in all
+        # I2 workload; chunk mode: E N chunk-passes d_t in all, with ceil(d_t W) workers in slot t
         assert y[i].sum() >= inst.workload[i] - 1e-9
+        units = policy.plan_units[i]
+        if policy.granularity == "chunk":
+            assert units.sum() == j.epochs * j.chunks
+            assert np.array_equal(y[i], np.ceil(units * inst.chunk_time[i] - 1e-9).astype(int))
+        else:
+            assert units.sum() == math.ceil(inst.workload[i] - 1e-9) and np.array_equal(y[i], units)
+        # I5: the payoff is the utility minus the cost of l* at the prices it was bought at
+        assert rec.payoff == pytest.approx(float(j.utility.value(rec.completion - j.arrival)) - rec.cost, abs=1e-9)
         # I3: sum z = ceil(sum y b / B) exactly; nothing outside [a_i, t_hat_i]
         assert np.array_equal(z[i], j.ps_needed(1) * 0 + np.array([j.ps_needed(int(v)) for v in y[i]]))
         assert y[i, : j.arrival - 1].sum() == 0 and y[i, rec.completion:].sum() == 0

@@ -152,6 +152,7 @@ class OASiS:
         self.ledger = ClusterLedger(instance, constants)
         self.plan_workers = np.zeros((instance.num_jobs, instance.horizon, len(instance.worker_servers)), dtype=np.int64)
         self.plan_ps = np.zeros((instance.num_jobs, instance.horizon, len(instance.ps_servers)), dtype=np.int64)
+        self.plan_units = np.zeros((instance.num_jobs, instance.horizon), dtype=np.int64)
         self.records = []
         self._payoff_sum = 0.0
 
@@ -170,6 +171,7 @@ class OASiS:
                 start = self.instance.jobs[i].arrival - 1
                 self.plan_workers[i, start:] = plan.workers
                 self.plan_ps[i, start:] = plan.ps
+                self.plan_units[i, start:] = plan.units
                 self.ledger.commit(i, plan)
                 self._payoff_sum += plan.payoff
             else:
