@@ -153,9 +153,11 @@ def _solve(args: argparse.Namespace) -> int:
         if target.exists() and not args.force:
             raise UsageError(f"{target}: exists; pass --force to overwrite it")
         sysm = get_system(args.system, family=inst.family)
+        if sysm.build is None:
+            raise UsageError(f"{sysm.name}'s exact program is not a Pyomo model; --write does not apply")
         write_model(sysm.build(inst, variant=args.variant or sysm.variants[0], relax=args.relax), target, force=True)
     report = solve_exact(inst, system=args.system, variant=args.variant, relax=args.relax,
-                         time_limit=args.time_limit, verify="auto" if args.verify is None else args.verify).report
+                         time_limit=args.time_limit, verify="auto" if args.verify is None else args.verify)
     if args.json:
         print(json.dumps(report.to_dict(), indent=1))
     else:
@@ -178,28 +180,18 @@ def _report_line(report: Any) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from mlsched import sim
     from mlsched.systems import get_system
 
     inst = _load(args.file)
     sysm = get_system(args.system, family=inst.family)
-    policy = sysm.policy(args.algorithm, seed=args.seed)
-    result = sim.run(inst, policy)
-    score = sysm.score(inst, result.schedule)
-    doc = {
-        "instance": inst.name,
-        "algorithm": args.algorithm,
-        sysm.score_name: score,
-        "admitted": int(result.schedule.admitted.sum()),
-        "completed": int(result.schedule.completed(inst).sum()),
-        "jobs": inst.num_jobs,
-        "wall_seconds": result.wall_seconds,
-    }
+    result = sysm.run(inst, sysm.policy(args.algorithm, seed=args.seed))
+    doc = {"instance": inst.name, "algorithm": args.algorithm, **sysm.evaluate(inst, result)}
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
-        print(f"{args.algorithm} on {inst.name}: {sysm.score_name} {score:.6g}, admitted {doc['admitted']}/"
-              f"{inst.num_jobs}, completed {doc['completed']}, {result.wall_seconds:.3f}s")
+        print(f"{args.algorithm} on {inst.name}: " + ", ".join(
+            f"{k.replace('_', ' ')} {v:.6g}" if isinstance(v, float) else f"{k.replace('_', ' ')} {v}"
+            for k, v in doc.items() if k not in ("instance", "algorithm")))
     return 0
 
 

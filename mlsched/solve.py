@@ -325,6 +325,33 @@ def _solve_with_highs_no_presolve(path: Path, time_limit: float | None) -> _File
     return _from_highs(h, "highs(presolve off)")
 
 
+def solve_cvxpy(problem: Any, *, extract: Callable[[], Any] | None = None, build_seconds: float = 0.0,
+                solver: str = "CLARABEL") -> SolveReport:
+    """Solve a cvxpy problem (convex continuous programs); statuses map to :class:`Status`."""
+    import cvxpy as cp
+
+    tick = time.perf_counter()
+    try:
+        problem.solve(solver=solver)
+    except cp.error.SolverError as exc:
+        return SolveReport(Status.ERROR, None, None, None, build_seconds, time.perf_counter() - tick,
+                           solver.lower(), relaxed=True, message=f"{solver} failed: {exc}")
+    seconds = time.perf_counter() - tick
+    status = problem.status
+    base = dict(build_seconds=build_seconds, solve_seconds=seconds, solver=solver.lower(), relaxed=True)
+    if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        return SolveReport(Status.INFEASIBLE, None, None, None, message=status, **base)
+    if status in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
+        return SolveReport(Status.UNBOUNDED, None, None, None, message=status, **base)
+    if problem.value is None:
+        return SolveReport(Status.NO_SOLUTION, None, None, None, message=str(status), **base)
+    value = float(problem.value)
+    proven = status == cp.OPTIMAL
+    return SolveReport(Status.OPTIMAL if proven else Status.FEASIBLE, value, value if proven else None,
+                       0.0 if proven else None, schedule=extract() if extract else None,
+                       message="" if proven else str(status), **base)
+
+
 def solve_model_file(path: str | Path, *, time_limit: float | None = None, verify: bool = True) -> SolveReport:
     """Solve an ``.lp`` / ``.mps`` file with HiGHS (default options) and, with ``verify``,
     cross-certify it like :func:`solve`. Without an instance to check schedules against, each

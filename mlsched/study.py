@@ -4,8 +4,8 @@ the empirical competitive ratio OPT / ALG.
 When the exact solve stops before proving optimality (time limit) or its solvers disagree, the
 ratio is the interval [incumbent / ALG, bound / ALG] (columns ``ratio_low``, ``ratio_high``);
 ``ratio`` holds a number only when both ends coincide. Exact solves are cross-certified by a
-second solver (``verify``) by default when the model has at most ``VERIFY_MAX_INTEGERS``
-integer variables.
+second solver (``verify``) by default when the model has at most
+``mlsched.exact.VERIFY_MAX_INTEGERS`` integer variables.
 """
 
 from __future__ import annotations
@@ -13,56 +13,26 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from mlsched import sim
-from mlsched.errors import MlschedError
+from mlsched.errors import MlschedError, UsageError
 from mlsched.instance import Instance, load
 from mlsched.metrics import ratio as make_ratio
-from mlsched.solve import SolveReport, Status, solve
+from mlsched.solve import SolveReport, Status
 from mlsched.systems import System, get_system
 
-VERIFY_MAX_INTEGERS = 5000
-RESCORE_TOLERANCE = 1e-6
-
-
-@dataclass
-class ExactResult:
-    report: SolveReport
-    integer_variables: int
-
-
 def solve_exact(instance: Instance, *, system: str | None = None, variant: str | None = None,
-                relax: bool = False, time_limit: float | None = None, verify: bool | str = "auto") -> ExactResult:
-    """Build and solve a system's exact program (or its LP relaxation) for ``instance``.
-
-    ``verify="auto"`` cross-certifies when the model has at most VERIFY_MAX_INTEGERS integers.
-    The returned report's objective is the exact score of the extracted schedule, which must pass
-    the independent checker and match the solver's value to RESCORE_TOLERANCE (else ERROR).
-    """
+                relax: bool = False, time_limit: float | None = None, verify: bool | str = "auto") -> SolveReport:
+    """Solve a system's exact program for ``instance`` (see :mod:`mlsched.exact`)."""
     sysm = get_system(system, family=instance.family)
-    built = sysm.build(instance, variant=variant or sysm.variants[0], relax=relax)
-    integers = built.size["integer_variables"]
-    do_verify = (integers <= VERIFY_MAX_INTEGERS) if verify == "auto" else bool(verify)
-    report = solve(built, time_limit=time_limit, verify=do_verify and not relax)
-    if report.schedule is not None and report.objective is not None:
-        problems = sim.check(instance, report.schedule)
-        rescored = sysm.score(instance, report.schedule)
-        if problems or abs(rescored - report.objective) > RESCORE_TOLERANCE * max(1.0, abs(report.objective)):
-            report.status = Status.ERROR
-            report.message = (f"the solver's schedule fails the checker or rescoring "
-                              f"({rescored:.10g} vs {report.objective:.10g}): {'; '.join(problems[:3])}")
-        else:
-            # the objective is the exact score of the checked schedule, not the solver's float sum
-            report.objective = rescored
-            if report.status is Status.OPTIMAL:
-                report.bound = rescored if report.bound is None else max(report.bound, rescored)
-    return ExactResult(report=report, integer_variables=integers)
+    if relax and not sysm.relaxable:
+        raise UsageError(f"{sysm.name}'s exact program is already continuous; --relax does not apply")
+    return sysm.exact(instance, variant=variant or sysm.variants[0], relax=relax, time_limit=time_limit,
+                      verify=verify)
 
 
 def _opt_interval(report: SolveReport) -> tuple[float, float]:
@@ -117,28 +87,19 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
     runs = []
     for name in algorithms:
         policy = sysm.policy(name, seed=seed)
-        result = sim.run(inst, policy)
-        runs.append((name, policy, result))
-    opt: SolveReport | None = solve_exact(inst, system=sysm.name, variant=variant, time_limit=time_limit,
-                                          verify=verify).report if exact else None
+        runs.append((name, policy, sysm.run(inst, policy)))
+    opt = solve_exact(inst, system=sysm.name, variant=variant, time_limit=time_limit, verify=verify) if exact else None
     rows = []
     for name, policy, result in runs:
-        score = sysm.score(inst, result.schedule)
-        row: dict[str, Any] = {
-            "instance": inst.name,
-            "algorithm": name,
-            sysm.score_name: score,
-            "admitted": int(result.schedule.admitted.sum()),
-            "completed": int(result.schedule.completed(inst).sum()),
-            "jobs": inst.num_jobs,
-            "wall_seconds": result.wall_seconds,
-        }
+        row: dict[str, Any] = {"instance": inst.name, "algorithm": name, **sysm.evaluate(inst, result)}
         if hasattr(policy, "summary"):
             row["two_alpha"] = 2 * policy.summary()["alpha"]
         if hasattr(policy, "certified_bound"):
             row["dual_bound"] = policy.certified_bound()
         if opt is not None:
-            row.update(_ratio_columns(opt, score))
+            row.update(_ratio_columns(opt, row[sysm.score_name]))
+            if sysm.regret:
+                row["regret"] = opt.objective - row[sysm.score_name] if opt.objective is not None else np.nan
         rows.append(row)
     return rows
 

@@ -1,27 +1,32 @@
 """The registry of systems: for each, its instance family, exact program, online algorithms and
-baselines, and how a schedule is scored. The CLI and studies look everything up here."""
+baselines, how a run is simulated and how it is scored. The CLI and studies look everything up here."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from mlsched.errors import UsageError
-from mlsched.solve import Built
+from mlsched.solve import Built, SolveReport
 
 
 @dataclass(frozen=True)
 class System:
     name: str
     family: str
-    build: Callable[..., Built]
     variants: tuple[str, ...]
     algorithms: dict[str, Callable[..., Any]]
-    score: Callable[[Any, Any], float]
-    score_name: str
     default_algorithms: tuple[str, ...]
+    score_name: str
+    exact: Callable[..., SolveReport]
+    run: Callable[[Any, Any], Any]
+    evaluate: Callable[[Any, Any], dict[str, Any]]
+    build: Callable[..., Built] | None = None
+    relaxable: bool = False
+    regret: bool = False
 
     def policy(self, algorithm: str, *, seed: int = 0) -> Any:
         """A fresh policy object; ``seed`` is passed to policies that draw random numbers."""
@@ -35,25 +40,49 @@ class System:
 
 
 def _oasis() -> System:
-    from functools import partial
-
+    from mlsched import sim
     from mlsched.baselines import BASELINES
+    from mlsched.exact import exact_oasis
     from mlsched.formulations import oasis
     from mlsched.metrics import total_utility
     from mlsched.online.oasis import OASiS
 
-    algorithms: dict[str, Callable[..., Any]] = {
-        "oasis": OASiS,
-        "oasis-ws": partial(OASiS, granularity="worker_slot"),
-    }
+    def evaluate(instance: Any, result: Any) -> dict[str, Any]:
+        return {"total_utility": total_utility(instance, result.schedule),
+                "admitted": int(result.schedule.admitted.sum()),
+                "completed": int(result.schedule.completed(instance).sum()),
+                "jobs": instance.num_jobs, "wall_seconds": result.wall_seconds}
+
+    algorithms: dict[str, Callable[..., Any]] = {"oasis": OASiS, "oasis-ws": partial(OASiS, granularity="worker_slot")}
     algorithms.update(BASELINES)
-    return System(name="oasis", family="cluster-jobs", build=oasis.build, variants=oasis.VARIANTS,
-                  algorithms=algorithms, score=total_utility, score_name="total_utility",
-                  default_algorithms=("oasis", "fifo", "drf", "rrh", "dorm"))
+    return System(name="oasis", family="cluster-jobs", variants=oasis.VARIANTS, algorithms=algorithms,
+                  default_algorithms=("oasis", "fifo", "drf", "rrh", "dorm"), score_name="total_utility",
+                  exact=exact_oasis, run=sim.run, evaluate=evaluate, build=oasis.build, relaxable=True)
 
 
-_FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis}
-_DEFAULT_FOR_FAMILY = {"cluster-jobs": "oasis"}
+def _ogasched() -> System:
+    from mlsched.baselines.multi_server import MULTI_SERVER_BASELINES
+    from mlsched.exact import OGASCHED_VARIANTS, exact_ogasched
+    from mlsched.online.ogasched import OgaSched
+    from mlsched.sim.multi_engine import run_slots
+
+    def evaluate(instance: Any, result: Any) -> dict[str, Any]:
+        return {"reward": result.total, "average_reward": float(result.rewards.mean()),
+                "gain": float(result.gains.sum()), "overhead": float(result.overheads.sum()),
+                "slots": len(result.rewards), "wall_seconds": result.wall_seconds}
+
+    algorithms: dict[str, Callable[..., Any]] = {
+        "ogasched": OgaSched, "ogasched-lookahead": partial(OgaSched, protocol="lookahead_mask"),
+        "ogasched-paper": partial(OgaSched, projection="paper", repair=True),
+    }
+    algorithms.update(MULTI_SERVER_BASELINES)
+    return System(name="ogasched", family="multi-server", variants=OGASCHED_VARIANTS, algorithms=algorithms,
+                  default_algorithms=("ogasched", "drf", "fairness", "binpacking", "spreading"),
+                  score_name="reward", exact=exact_ogasched, run=run_slots, evaluate=evaluate, regret=True)
+
+
+_FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis, "ogasched": _ogasched}
+_DEFAULT_FOR_FAMILY = {"cluster-jobs": "oasis", "multi-server": "ogasched"}
 
 
 def get_system(name: str | None = None, *, family: str | None = None) -> System:

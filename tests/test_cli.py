@@ -117,9 +117,9 @@ def test_console_script_runs():
 
 
 def test_interrupted_study_prints_finished_rows_and_exits_130(capsys, monkeypatch):
-    import mlsched.study as study_module
+    import mlsched.sim as sim_module
 
-    real_run = study_module.sim.run
+    real_run = sim_module.run
     calls = {"n": 0}
 
     def run_then_interrupt(instance, policy, **kwargs):
@@ -128,7 +128,7 @@ def test_interrupted_study_prints_finished_rows_and_exits_130(capsys, monkeypatc
             raise KeyboardInterrupt
         return real_run(instance, policy, **kwargs)
 
-    monkeypatch.setattr(study_module.sim, "run", run_then_interrupt)
+    monkeypatch.setattr(sim_module, "run", run_then_interrupt)
     code, out, err = cli(capsys, "study", T1, ROOT / "tests" / "regressions" / "highs-presolve-wrong-optimum.json",
                          "--algorithms", "oasis", "--quiet")
     assert code == 130

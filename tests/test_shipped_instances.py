@@ -24,10 +24,10 @@ def test_expected_values_reproduce(path):
     assert from_dict(inst.to_dict()).to_dict() == inst.to_dict()
     expected = inst.expected
     for variant in ("paper", "chunk"):
-        report = solve_exact(inst, variant=variant, verify=True).report
+        report = solve_exact(inst, variant=variant, verify=True)
         assert report.status.value == "optimal" and report.verified
         assert report.objective == pytest.approx(expected[f"opt_{variant}"], rel=1e-9)
-    lp = solve_exact(inst, variant="paper", relax=True).report
+    lp = solve_exact(inst, variant="paper", relax=True)
     assert lp.objective == pytest.approx(expected["lp_bound"], rel=1e-7)
     assert expected["opt_chunk"] <= expected["opt_paper"] * (1 + 1e-12) <= expected["lp_bound"] * (1 + 1e-9)
 

@@ -17,13 +17,15 @@ from mlsched.fileio import write_text_atomic
 from mlsched.instance.cluster_jobs import FAMILY as CLUSTER_JOBS
 from mlsched.instance.cluster_jobs import ClusterJobsInstance, Job, Server, read_cluster_jobs
 from mlsched.instance.fields import Fields, Problems
+from mlsched.instance.multi_server import FAMILY as MULTI_SERVER
+from mlsched.instance.multi_server import MultiServerInstance, read_multi_server
 
 FORMAT = "mlsched/v1"
 
-Instance = ClusterJobsInstance
-READERS: dict[str, Callable[[Fields], Any]] = {CLUSTER_JOBS: read_cluster_jobs}
+Instance = ClusterJobsInstance | MultiServerInstance
+READERS: dict[str, Callable[[Fields], Any]] = {CLUSTER_JOBS: read_cluster_jobs, MULTI_SERVER: read_multi_server}
 
-__all__ = ["FORMAT", "Instance", "ClusterJobsInstance", "Job", "Server", "load", "loads",
+__all__ = ["FORMAT", "Instance", "ClusterJobsInstance", "Job", "MultiServerInstance", "Server", "load", "loads",
            "from_dict", "save", "dumps"]
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from mlsched.errors import MlschedError
-from mlsched.instance import ClusterJobsInstance
+from mlsched.instance import ClusterJobsInstance, MultiServerInstance
 from mlsched.instance.cluster_jobs import EPS
 from mlsched.sim.schedule import ClusterSchedule
 
@@ -89,3 +89,22 @@ def assert_feasible(instance: ClusterJobsInstance, schedule: ClusterSchedule) ->
     violations = check(instance, schedule)
     if violations:
         raise ScheduleViolation(schedule.algorithm, violations)
+
+
+def check_allocation(instance: MultiServerInstance, y: np.ndarray, tol: float = 1e-9) -> list[str]:
+    """Violated rules of one slot's multi-server allocation y[e, k] (OgaSched eqs. 5 and 6)."""
+    cap = instance.channel_cap
+    if y.shape != cap.shape:
+        return [f"shape: expected {cap.shape}, got {y.shape}"]
+    out = []
+    if not np.all(np.isfinite(y)):
+        out.append("allocation is not finite")
+    if np.any(y < -tol):
+        out.append(f"(5) negative allocation, min {y.min():.3g}")
+    if np.any(y > cap + tol * np.maximum(1.0, cap)):
+        out.append(f"(5) allocation above a[l,k], excess {np.max(y - cap):.3g}")
+    used = np.zeros_like(instance.capacity)
+    np.add.at(used, instance.channel_node, y)
+    if np.any(used > instance.capacity + tol * np.maximum(1.0, instance.capacity)):
+        out.append(f"(6) node capacity exceeded by {np.max(used - instance.capacity):.3g}")
+    return out
