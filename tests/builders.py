@@ -55,3 +55,17 @@ def random_tiny(rng: np.random.Generator, *, jobs: int = 3, horizon: int = 3, wo
     caps = [{r: int(rng.integers(2, 6)) for r in resources} for _ in range(workers)]
     pcaps = [{r: int(rng.integers(1, 4)) for r in resources} for _ in range(ps)]
     return cluster(specs, horizon=horizon, workers=caps, ps=pcaps, resources=resources, name="random-tiny")
+
+
+def multi_server(*, ports: list[dict[str, float]], nodes: list[dict[str, float]], channels: list[list[int]],
+                 beta: dict[str, float], slots: list[list[int]], alpha: list[dict[str, float]] | None = None,
+                 utility: str = "linear", resources: tuple[str, ...] = ("cpu",)):
+    """A multi-server instance with explicit arrivals (one list of arrived ports per slot)."""
+    return from_dict({
+        "format": "mlsched/v1", "family": "multi-server", "name": "test", "horizon": len(slots),
+        "resources": list(resources),
+        "ports": [{"name": f"l{n}", "request": a} for n, a in enumerate(ports)],
+        "nodes": [{"name": f"r{n}", "capacity": c, "alpha": (alpha[n] if alpha else {k: 1.0 for k in resources}),
+                   "utility": {k: utility for k in resources}} for n, c in enumerate(nodes)],
+        "channels": channels, "beta": beta, "arrivals": {"kind": "explicit", "slots": slots},
+    })
