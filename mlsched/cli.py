@@ -99,6 +99,16 @@ def _parser() -> argparse.ArgumentParser:
     go.add_argument("-o", "--output", required=True)
     go.add_argument("--force", action="store_true")
     go.set_defaults(handler=_generate_oasis)
+    gg = gsub.add_parser("ogasched", help="OgaSched settings (spec §6.2): presets for the paper's figures")
+    gg.add_argument("--horizon", type=int, help="slots (default by preset)")
+    gg.add_argument("--seed", type=int, default=0)
+    gg.add_argument("--preset", default="default",
+                    help="default | fig2 | large | fig3-nodes-N | fig3-ports-N | fig3-contention-X | "
+                         "fig7-{linear,log,reciprocal,poly} | tab3-T-N | tab3-rho-X | tab3-dense-X")
+    gg.add_argument("--expected", action="store_true", help="solve and store the hindsight and per-slot optima")
+    gg.add_argument("-o", "--output", required=True)
+    gg.add_argument("--force", action="store_true")
+    gg.set_defaults(handler=_generate_ogasched)
     return p
 
 
@@ -130,9 +140,7 @@ def _load(path: str) -> Any:
 
 def _validate(args: argparse.Namespace) -> int:
     inst = _load(args.file)
-    print(f"{args.file}: valid {inst.family} instance {inst.name!r}: {inst.num_jobs} jobs, "
-          f"horizon {inst.horizon}, {len(inst.worker_servers)} worker + {len(inst.ps_servers)} PS servers, "
-          f"resources {', '.join(inst.resources)}")
+    print(f"{args.file}: valid {inst.family} instance {inst.name!r}: {inst.describe()}")
     return 0
 
 
@@ -150,8 +158,7 @@ def _solve(args: argparse.Namespace) -> int:
         target = Path(args.write)
         if target.suffix.lower() not in (".lp", ".mps"):
             raise UsageError(f"{target}: --write takes a file ending in .lp or .mps")
-        if target.exists() and not args.force:
-            raise UsageError(f"{target}: exists; pass --force to overwrite it")
+        _refuse_overwrite(args.write, args.force)
         sysm = get_system(args.system, family=inst.family)
         if sysm.build is None:
             raise UsageError(f"{sysm.name}'s exact program is not a Pyomo model; --write does not apply")
@@ -205,8 +212,9 @@ def _run_study(args: argparse.Namespace, files: list[str]) -> pd.DataFrame:
                  progress=not args.quiet)
 
 
-_TABLE_COLUMNS = ["instance", "algorithm", "total_utility", "opt", "opt_bound", "ratio", "ratio_low", "ratio_high",
-                  "admitted", "completed", "jobs", "wall_seconds"]
+_TABLE_COLUMNS = ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "hindsight_opt",
+                  "opt", "opt_bound", "ratio", "ratio_low", "ratio_high", "admitted", "completed", "jobs",
+                  "wall_seconds"]
 
 
 def _print_table(frame: pd.DataFrame) -> None:
@@ -217,8 +225,8 @@ def _print_table(frame: pd.DataFrame) -> None:
     if "ratio_low" in table:
         table["ratio"] = [_ratio_text(lo, hi) for lo, hi in zip(table["ratio_low"], table["ratio_high"])]
         table["opt"] = [_opt_text(o, b, s) for o, b, s in zip(table["opt"], table["opt_bound"], table["opt_status"])]
-    shown = [c for c in ["instance", "algorithm", "total_utility", "opt", "ratio", "admitted", "completed",
-                         "wall_seconds", "two_alpha"] if c in table]
+    shown = [c for c in ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "opt", "ratio",
+                         "admitted", "completed", "wall_seconds", "two_alpha"] if c in table]
     if table["instance"].nunique() == 1:
         shown.remove("instance")
     print(table[shown].to_string(index=False, float_format=lambda x: f"{x:.4f}", na_rep="-"))
@@ -278,14 +286,15 @@ def _print_opt_note(frame: pd.DataFrame) -> None:
             note = f"cross-certified by {first['opt_verifier']}"
         else:
             note = f"NOT confirmed by {first['opt_verifier']}"
-        print(f"OPT: exact optimum of the offline program, status {first['opt_status']}, {note}")
+        print(f"OPT: exact optimum of the offline program, status {first['opt_status']}, {note}"
+              + ("; regret against the best fixed allocation in hindsight" if "regret" in frame else ""))
 
 
 def _study(args: argparse.Namespace) -> int:
     from mlsched.fileio import write_text_atomic
 
-    if args.output and Path(args.output).exists() and not args.force:
-        raise UsageError(f"{args.output}: exists; pass --force to overwrite it")
+    if args.output:
+        _refuse_overwrite(args.output, args.force)
     frame = _run_study(args, args.files)
     if args.output:
         write_text_atomic(args.output, frame.to_csv(index=False), force=True)
@@ -296,18 +305,35 @@ def _study(args: argparse.Namespace) -> int:
 
 
 def _generate_oasis(args: argparse.Namespace) -> int:
-    from mlsched.instance import save
     from mlsched.instance.generators import generate_oasis
 
-    if Path(args.output).exists() and not args.force:
-        raise UsageError(f"{args.output}: exists; pass --force to overwrite it")
+    _refuse_overwrite(args.output, args.force)
     inst = generate_oasis(jobs=args.jobs, horizon=args.horizon, seed=args.seed, profile=args.profile,
                           arrivals=args.arrivals, workers=args.workers, ps_servers=args.ps_servers)
+    return _save_generated(inst, args, time_limit=args.time_limit)
+
+
+def _generate_ogasched(args: argparse.Namespace) -> int:
+    from mlsched.instance.generators.ogasched import generate_ogasched
+
+    _refuse_overwrite(args.output, args.force)
+    inst = generate_ogasched(args.seed, preset_name=args.preset, horizon=args.horizon)
+    return _save_generated(inst, args)
+
+
+def _refuse_overwrite(path: str, force: bool) -> None:
+    if Path(path).exists() and not force:
+        raise UsageError(f"{path}: exists; pass --force to overwrite it")
+
+
+def _save_generated(inst: Any, args: argparse.Namespace, **solve_options: Any) -> int:
+    from mlsched.instance import save
+
     if args.expected:
         from mlsched.expected import with_expected
-        inst = with_expected(inst, time_limit=args.time_limit)
+        inst = with_expected(inst, **solve_options)
     save(inst, args.output, force=True)
-    print(f"wrote {args.output}: {inst.num_jobs} jobs, horizon {inst.horizon}")
+    print(f"wrote {args.output}: {inst.family} instance {inst.name!r}, horizon {inst.horizon}")
     return 0
 
 

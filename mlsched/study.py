@@ -88,7 +88,13 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
     for name in algorithms:
         policy = sysm.policy(name, seed=seed)
         runs.append((name, policy, sysm.run(inst, policy)))
-    opt = solve_exact(inst, system=sysm.name, variant=variant, time_limit=time_limit, verify=verify) if exact else None
+    opt = regret_opt = None
+    if exact:
+        opt = solve_exact(inst, system=sysm.name, variant=variant or sysm.ratio_variant, time_limit=time_limit,
+                          verify=verify)
+        if sysm.regret_variant is not None:
+            regret_opt = solve_exact(inst, system=sysm.name, variant=sysm.regret_variant, time_limit=time_limit,
+                                     verify=verify)
     rows = []
     for name, policy, result in runs:
         row: dict[str, Any] = {"instance": inst.name, "algorithm": name, **sysm.evaluate(inst, result)}
@@ -98,8 +104,9 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
             row["dual_bound"] = policy.certified_bound()
         if opt is not None:
             row.update(_ratio_columns(opt, row[sysm.score_name]))
-            if sysm.regret:
-                row["regret"] = opt.objective - row[sysm.score_name] if opt.objective is not None else np.nan
+        if regret_opt is not None and regret_opt.objective is not None:
+            row["hindsight_opt"] = regret_opt.objective
+            row["regret"] = regret_opt.objective - row[sysm.score_name]
         rows.append(row)
     return rows
 

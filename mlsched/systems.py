@@ -26,7 +26,8 @@ class System:
     evaluate: Callable[[Any, Any], dict[str, Any]]
     build: Callable[..., Built] | None = None
     relaxable: bool = False
-    regret: bool = False
+    ratio_variant: str | None = None
+    regret_variant: str | None = None
 
     def policy(self, algorithm: str, *, seed: int = 0) -> Any:
         """A fresh policy object; ``seed`` is passed to policies that draw random numbers."""
@@ -78,7 +79,8 @@ def _ogasched() -> System:
     algorithms.update(MULTI_SERVER_BASELINES)
     return System(name="ogasched", family="multi-server", variants=OGASCHED_VARIANTS, algorithms=algorithms,
                   default_algorithms=("ogasched", "drf", "fairness", "binpacking", "spreading"),
-                  score_name="reward", exact=exact_ogasched, run=run_slots, evaluate=evaluate, regret=True)
+                  score_name="reward", exact=exact_ogasched, run=run_slots, evaluate=evaluate,
+                  ratio_variant="per_slot", regret_variant="hindsight")
 
 
 _FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis, "ogasched": _ogasched}

@@ -11,11 +11,13 @@ from mlsched.instance import from_dict, load
 from mlsched.study import solve_exact, study
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = sorted((ROOT / "instances").rglob("*.json"))
+SHIPPED = sorted((ROOT / "instances" / "oasis").glob("*.json"))
+SHIPPED_OGASCHED = sorted((ROOT / "instances" / "ogasched").glob("*.json"))
 
 
 def test_instances_are_shipped():
-    assert len(SHIPPED) >= 5
+    assert len(SHIPPED) >= 5 and len(SHIPPED_OGASCHED) >= 2
+    assert {p.parent.name for p in (ROOT / "instances").rglob("*.json")} == {"oasis", "ogasched"}
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
@@ -42,3 +44,18 @@ def test_algorithms_stay_below_opt(path):
     assert (frame["ratio"] >= 1 - 1e-9).all()
     oasis = frame.set_index("algorithm").loc["oasis", "total_utility"]
     assert oasis <= inst.expected["opt_chunk"] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("path", SHIPPED_OGASCHED, ids=lambda p: p.stem)
+def test_ogasched_expected_values_and_ratios(path):
+    inst = load(path)
+    assert from_dict(inst.to_dict()).to_dict() == inst.to_dict()
+    for variant in ("hindsight", "per_slot"):
+        report = solve_exact(inst, variant=variant)
+        assert report.status.value == "optimal" and report.verified is not False
+        assert report.objective == pytest.approx(inst.expected[f"opt_{variant}"], rel=1e-6)
+    frame = study([inst], ["ogasched", "drf", "fairness", "binpacking", "spreading"], progress=False)
+    assert (frame["ratio"] >= 1 - 1e-7).all()          # per-slot optimum bounds every policy
+    row = frame.set_index("algorithm").loc["ogasched"]
+    assert row["hindsight_opt"] == pytest.approx(inst.expected["opt_hindsight"], rel=1e-6)
+    assert row["regret"] == pytest.approx(row["hindsight_opt"] - row["reward"], rel=1e-12)

@@ -125,6 +125,10 @@ class ClusterJobsInstance:
         e = np.array([j.epochs for j in self.jobs], dtype=float)
         return np.ceil(e * self.chunk_time - EPS).astype(int)
 
+    def describe(self) -> str:
+        return (f"{self.num_jobs} jobs, horizon {self.horizon}, {len(self.worker_servers)} worker + "
+                f"{len(self.ps_servers)} PS servers, resources {', '.join(self.resources)}")
+
     def utility_of(self, job: int, completion_slot: int) -> float:
         """f_i(t_hat - a_i) for a job completing in ``completion_slot``."""
         j = self.jobs[job]

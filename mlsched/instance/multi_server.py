@@ -75,6 +75,10 @@ class MultiServerInstance:
         g.add_edges_from((("port", l), ("node", r)) for l, r in self.channels)
         return g
 
+    def describe(self) -> str:
+        return (f"{self.num_ports} job types, {self.num_nodes} nodes, {len(self.channels)} channels, horizon "
+                f"{self.horizon}, resources {', '.join(self.resources)}")
+
     def arrivals(self) -> np.ndarray:
         """x[t, l] in {0, 1}, shape (T, L) (drawn from the seed for Bernoulli arrivals)."""
         spec = self.arrivals_spec
@@ -137,8 +141,8 @@ def read_multi_server(top: Fields) -> MultiServerInstance:
         alpha.append(_row(f, "alpha", resources, greater_than=0) if f.has("alpha") else [1.0] * len(resources))
         util = f.obj("utility", default={})
         util.unknown_keys(set(resources))
-        kinds.append([UTILITY_KINDS.index(util.string(k, default="linear", choices=UTILITY_KINDS) or "linear")
-                      for k in resources])
+        names = [util.string(k, default="linear", choices=UTILITY_KINDS) for k in resources]
+        kinds.append([UTILITY_KINDS.index(name) if name in UTILITY_KINDS else 0 for name in names])
     channels: set[tuple[int, int]] = set()
     raw = top.raw("channels")
     if raw is not None and not isinstance(raw, list):
@@ -161,12 +165,13 @@ def read_multi_server(top: Fields) -> MultiServerInstance:
     for key, value in (("expected", expected), ("meta", meta)):
         if not isinstance(value, dict):
             top.problems.add(key, "must be an object")
-    shape = (-1, len(resources))
+    def matrix(rows: list[list[float]] | list[list[int]], dtype: type = float) -> np.ndarray:
+        return np.array(rows, dtype=dtype).reshape(len(rows), len(resources))
+
     return MultiServerInstance(
         name=top.string("name", default="unnamed"), horizon=horizon, resources=resources,
         ports=tuple(ports), nodes=tuple(nodes), channels=tuple(sorted(channels)),
-        request=np.array(request, dtype=float).reshape(shape), capacity=np.array(capacity, dtype=float).reshape(shape),
-        alpha=np.array(alpha, dtype=float).reshape(shape), utility_kind=np.array(kinds, dtype=np.int64).reshape(shape),
+        request=matrix(request), capacity=matrix(capacity), alpha=matrix(alpha), utility_kind=matrix(kinds, np.int64),
         beta=np.array(beta, dtype=float), arrivals_spec=arrivals, reciprocal_scale=scale,
         expected=expected if isinstance(expected, dict) else {}, meta=meta if isinstance(meta, dict) else {},
     )
