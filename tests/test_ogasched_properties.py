@@ -7,7 +7,6 @@ from dataclasses import replace
 import cvxpy as cp
 import numpy as np
 import pytest
-from builders import multi_server
 from tests_support import one_block
 
 from mlsched.baselines.multi_server import MULTI_SERVER_BASELINES
