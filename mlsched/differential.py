@@ -2,8 +2,10 @@
 options), SCIP (through the LP file of the same model) and a brute-force enumeration written
 independently of the formulation. Counts agreements and disagreements by kind.
 
-Programs covered: OASiS OPT_paper and OPT_chunk. A disagreement is kept with its seed so it can
-be minimised into a regression case under ``tests/regressions/``.
+Programs covered: OASiS OPT_paper and OPT_chunk (HiGHS, SCIP, brute force), and the OgaSched
+linear hindsight program (cvxpy/Clarabel against the Pyomo LP in HiGHS; a continuous program has
+no finite enumeration, so there the two solvers check each other). A disagreement is kept with
+its seed so it can be minimised into a regression case under ``tests/regressions/``.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from mlsched import bruteforce
-from mlsched.formulations import oasis
-from mlsched.instance import ClusterJobsInstance, from_dict
+from mlsched.formulations import oasis, ogasched
+from mlsched.instance import ClusterJobsInstance, MultiServerInstance, from_dict
+from mlsched.instance.generators.ogasched import generate_ogasched
 from mlsched.solve import Status, solve
 
 TOLERANCE = 1e-6
@@ -86,21 +90,41 @@ def _oasis_program(variant: str) -> Callable[[ClusterJobsInstance], tuple[Answer
     return run
 
 
-PROGRAMS: dict[str, Callable[[ClusterJobsInstance], tuple[Answers, float]]] = {
+def random_ogasched_instance(rng: np.random.Generator) -> MultiServerInstance:
+    """2-4 job types, as many to 2 more nodes, six resource types, linear utilities, 5-30 slots."""
+    ports = int(rng.integers(2, 5))
+    return generate_ogasched(int(rng.integers(0, 2**31)), ports=ports, nodes=ports + int(rng.integers(0, 3)),
+                             horizon=int(rng.integers(5, 31)), density=min(float(ports), 1.5 + float(rng.random())),
+                             contention=float(rng.uniform(0.05, 2.0)), rho=float(rng.uniform(0.2, 1.0)))
+
+
+def _ogasched_linear(inst: MultiServerInstance) -> tuple[Answers, float]:
+    counts = inst.arrivals().sum(axis=0)
+    clarabel = ogasched.hindsight_cvxpy(inst, counts).objective
+    highs = solve(ogasched.build_linear(inst, counts)).objective
+    reference = clarabel if clarabel is not None else float("nan")
+    return {"highs": highs, "clarabel": clarabel}, reference
+
+
+PROGRAMS: dict[str, Callable[[Any], tuple[Answers, float]]] = {
     "oasis-opt_paper": _oasis_program("paper"),
     "oasis-opt_chunk": _oasis_program("chunk"),
+    "ogasched-hindsight-linear": _ogasched_linear,
 }
-GENERATORS: dict[str, Callable[[np.random.Generator], ClusterJobsInstance]] = {
+GENERATORS: dict[str, Callable[[np.random.Generator], Any]] = {
     "oasis-opt_paper": random_oasis_instance,
     "oasis-opt_chunk": random_oasis_instance,
+    "ogasched-hindsight-linear": random_ogasched_instance,
 }
+REFERENCE = {"oasis-opt_paper": "bruteforce", "oasis-opt_chunk": "bruteforce", "ogasched-hindsight-linear": "clarabel"}
 
 
 def differential(program: str, count: int, *, seed: int = 0) -> Tally:
-    """Run ``count`` seeded instances of ``program``; every answer is compared with brute force.
+    """Run ``count`` seeded instances of ``program``; every answer is compared with the reference
+    (brute force for OASiS, Clarabel for the continuous OgaSched program).
 
-    Disagreement kinds are ``"<solver>-vs-bruteforce"`` for solver in highs (default options),
-    scip, and mlsched-verified (the answer mlsched reports after cross-certification).
+    Disagreement kinds are ``"<solver>-vs-<reference>"`` for solver in highs (default options),
+    scip, mlsched-verified (the answer mlsched reports after cross-certification) and clarabel.
     """
     tally = Tally(program)
     run = PROGRAMS[program]
@@ -108,8 +132,9 @@ def differential(program: str, count: int, *, seed: int = 0) -> Tally:
         inst = GENERATORS[program](np.random.default_rng([seed, k]))
         answers, truth = run(inst)
         tally.instances += 1
-        kinds = [f"{name}-vs-bruteforce" for name, value in answers.items()
-                 if value is None or abs(value - truth) > TOLERANCE * max(1.0, abs(truth))]
+        reference = REFERENCE[program]
+        kinds = [f"{name}-vs-{reference}" for name, value in answers.items() if name != reference
+                 and (value is None or abs(value - truth) > TOLERANCE * max(1.0, abs(truth)))]
         if not kinds:
             tally.agreements += 1
         for kind in kinds:
