@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mlsched.differential import PROGRAMS, differential
+from mlsched.differential import differential
 
 
 @pytest.mark.parametrize("program", ["oasis-opt_paper", "oasis-opt_chunk"])
