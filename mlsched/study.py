@@ -102,6 +102,8 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
             row["two_alpha"] = 2 * policy.summary()["alpha"]
         if hasattr(policy, "certified_bound"):
             row["dual_bound"] = policy.certified_bound()
+        if hasattr(policy, "theorem_bound"):
+            row["regret_bound"] = policy.theorem_bound()
         if opt is not None:
             row.update(_ratio_columns(opt, row[sysm.score_name]))
         if regret_opt is not None and regret_opt.objective is not None:

@@ -135,3 +135,27 @@ def test_interrupted_study_prints_finished_rows_and_exits_130(capsys, monkeypatc
     assert "interrupted: 1 row(s) finished" in err
     lines = out.splitlines()
     assert len(lines) == 2 and lines[1].split()[:2] == ["oasis", "27.0000"]
+
+
+OGA = ROOT / "instances" / "ogasched" / "default-t200-seed0.json"
+
+
+def test_multi_server_family_end_to_end(capsys, tmp_path):
+    code, out, _ = cli(capsys, "validate", OGA)
+    assert code == 0 and "10 job types, 128 nodes" in out
+    code, out, _ = cli(capsys, "solve", OGA, "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["status"] == "optimal" and doc["verified"] is True
+    code, out, _ = cli(capsys, "run", OGA, "--algorithm", "fairness", "--json")
+    assert code == 0 and json.loads(out)["reward"] > 0
+    code, out, _ = cli(capsys, "compare", OGA, "--algorithms", "ogasched,fairness,drf", "--json", "--quiet")
+    rows = json.loads(out)
+    assert [r["algorithm"] for r in rows] == ["ogasched", "fairness", "drf"]
+    assert all(r["ratio"] >= 1 - 1e-9 and "regret" in r for r in rows)
+    code, _, err = cli(capsys, "solve", OGA, "--relax")
+    assert code == 2 and "already continuous" in err
+    target = tmp_path / "o.json"
+    code, out, _ = cli(capsys, "generate", "ogasched", "--preset", "fig7-poly", "--horizon", "20", "-o", target)
+    assert code == 0 and json.loads(target.read_text())["nodes"][0]["utility"]["gpu"] == "poly"
+    code, _, err = cli(capsys, "generate", "ogasched", "--preset", "fig99", "-o", tmp_path / "p.json", "--force")
+    assert code == 2 and err.startswith("unknown preset 'fig99'")

@@ -124,3 +124,32 @@ def test_save_never_overwrites_without_force(tmp_path):
     assert target.read_text() == "precious"
     save(inst, target, force=True)
     assert json.loads(target.read_text())["name"] == "demo"
+
+
+MULTI = {
+    "format": "mlsched/v1", "family": "multi-server", "name": "m", "horizon": 2, "resources": ["cpu"],
+    "ports": [{"name": "l1", "request": {"cpu": 2}}],
+    "nodes": [{"name": "r1", "capacity": {"cpu": 3}, "alpha": {"cpu": 1.2}, "utility": {"cpu": "log"}}],
+    "channels": [[0, 0]], "beta": {"cpu": 0.5}, "arrivals": {"kind": "bernoulli", "rho": 0.5, "seed": 3},
+}
+
+
+@pytest.mark.parametrize("key,value,expected", [
+    ("channels", [[0, 4]], "f.json: channels[0]: must be [port index < 1, node index < 1]"),
+    ("beta", {"cpu": 1.5}, "f.json: beta.cpu: must be <= 1, got 1.5"),
+    ("arrivals", {"kind": "explicit", "slots": [[0]]}, "f.json: arrivals.slots: must be a list of 2 lists of port indices (one per slot)"),
+    ("arrivals", {"kind": "bernoulli", "rho": 2, "seed": 1}, "f.json: arrivals.rho: must be <= 1, got 2"),
+    ("nodes", [{"capacity": {"cpu": 3}, "utility": {"cpu": "cubic"}}],
+     "f.json: nodes[0].utility.cpu: must be one of linear, log, reciprocal, poly; got 'cubic'"),
+])
+def test_multi_server_problems(key, value, expected):
+    doc = copy.deepcopy(MULTI)
+    doc[key] = value
+    assert problems_of(doc) == [expected]
+
+
+def test_multi_server_round_trip_and_graph():
+    inst = from_dict(MULTI)
+    assert from_dict(inst.to_dict()).to_dict() == inst.to_dict()
+    assert inst.graph.number_of_edges() == 1 and inst.arrivals().shape == (2, 1)
+    assert (inst.arrivals() == from_dict(MULTI).arrivals()).all()

@@ -84,6 +84,10 @@ class OgaSched:
         self._d = diameter_bound(instance)
         self._constant = self._d / (gradient_bound(instance) * math.sqrt(instance.horizon))
 
+    def theorem_bound(self) -> float:
+        """H_G sqrt(T) of Theorem 1: the regret bound of a run with ``step="theory"`` and the exact projection."""
+        return regret_bound(self.instance, self.instance.horizon)
+
     def _eta(self, gradient: np.ndarray) -> float:
         if self.step == "decay":
             return self.eta0 * self.decay ** self.updates
