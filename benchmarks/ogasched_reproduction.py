@@ -55,23 +55,21 @@ def main() -> None:
     print(table.round(1).to_string())
     print("ordering per column: " + "; ".join(f"{c}: {' > '.join(table[c].sort_values(ascending=False).index)}"
                                                for c in table))
-    base = generate_ogasched(7, ports=3, nodes=4, horizon=8000, density=2.5, contention=0.3)
-    horizons = [250, 500, 1000, 2000, 4000, 8000]
-    regrets = []
-    for horizon in horizons:
-        inst = replace(base, horizon=horizon)
-        regrets.append(exact_ogasched(inst).objective - run_slots(inst, OgaSched(step="theory")).total)
-    slope = np.polyfit(np.log(horizons), np.log(np.maximum(regrets, 1e-9)), 1)[0]
-    print("regret (theory step, exact projection): " + ", ".join(f"T={t}: {r:.1f}" for t, r in zip(horizons, regrets))
-          + f"; log-log slope {slope:.3f}")
-    inst = generate_ogasched(0)
+    small = generate_ogasched(7, ports=3, nodes=4, horizon=8000, density=2.5, contention=0.3)
+    for label, inst in (("small graph (3 job types, 4 nodes)", small), ("default setting", generate_ogasched(0))):
+        horizons, regrets, slope = regret_curve(inst, [250, 500, 1000, 2000, 4000, 8000])
+        print(f"regret, {label}, theory step, exact projection: "
+              + ", ".join(f"T={t}: {r:.4g}" for t, r in zip(horizons, regrets)) + f"; log-log slope {slope:.3f}")
+
+
+def regret_curve(inst, horizons: list[int]) -> tuple[list[int], list[float], float]:
+    """R_T = Q(y*) - Q_OgaSched for each T (a fresh constant step per T) and the log-log slope."""
     regrets = []
     for horizon in horizons:
         cut = replace(inst, horizon=horizon)
         regrets.append(exact_ogasched(cut).objective - run_slots(cut, OgaSched(step="theory")).total)
-    slope = np.polyfit(np.log(horizons), np.log(np.maximum(regrets, 1e-9)), 1)[0]
-    print("default setting regret (theory step): " + ", ".join(f"T={t}: {r:.4g}" for t, r in zip(horizons, regrets))
-          + f"; log-log slope {slope:.3f}")
+    slope = float(np.polyfit(np.log(horizons), np.log(np.maximum(regrets, 1e-9)), 1)[0])
+    return horizons, regrets, slope
 
 
 if __name__ == "__main__":

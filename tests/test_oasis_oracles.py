@@ -92,21 +92,16 @@ def injected(kappa, *, f, n=2, w=1.0, passes=2, cap=10):
 
 
 @pytest.mark.parametrize("routine", [best_schedule, best_schedule_literal])
-def test_t4_time_varying_prices(routine):
-    terms, slot = injected([5.0, 1.0], f=[10, 9])
+@pytest.mark.parametrize("kappa,f,payoff,completion,workers", [
+    ([5.0, 1.0], [10, 9], 7, 2, [0, 2]),     # T4: time-varying prices, the cheap late slot wins
+    ([1.0, 1.0], [10, 10], 8, 1, [2, 0]),    # T5: ties keep the earliest t_hat and the smallest last-slot d
+])
+def test_t4_t5_dynamic_program(routine, kappa, f, payoff, completion, workers):
+    terms, slot = injected(kappa, f=f)
     best = routine(terms, slot)
-    assert best.payoff == pytest.approx(7)
-    assert best.completion == 2
-    assert best.workers[:, 0].tolist() == [0, 2]
-
-
-@pytest.mark.parametrize("routine", [best_schedule, best_schedule_literal])
-def test_t5_ties_keep_the_earliest(routine):
-    terms, slot = injected([1.0, 1.0], f=[10, 10])
-    best = routine(terms, slot)
-    assert best.payoff == pytest.approx(8)
-    assert best.completion == 1
-    assert best.workers[:, 0].tolist() == [2, 0]
+    assert best.payoff == pytest.approx(payoff)
+    assert best.completion == completion
+    assert best.workers[:, 0].tolist() == workers
 
 
 def test_t6_cost_t_greedy():

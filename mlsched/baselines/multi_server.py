@@ -95,8 +95,11 @@ class Fairness(_SlotBaseline):
         return np.minimum(share, cap) * x[inst.channel_port][:, None]
 
 
-class BinPacking(_SlotBaseline):
-    name = "binpacking"
+class _OneNodePerType(_SlotBaseline):
+    """Per arrived port and resource type, one node chosen by ``pick`` gives min(a[l,k], free)."""
+
+    def pick(self, available: np.ndarray, request: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
 
     def serve(self, l: int, y: np.ndarray, free: np.ndarray) -> None:
         channels = self.port_channels[l]
@@ -105,31 +108,29 @@ class BinPacking(_SlotBaseline):
         nodes = self.instance.channel_node[channels]
         request = self.instance.request[l]
         available = free[nodes]                                # (n, K)
-        fits = available >= request[None, :]
-        best_fit = np.argmin(np.where(fits, available, np.inf), axis=0)
-        largest = np.argmax(available, axis=0)
-        pick = np.where(fits.any(axis=0), best_fit, largest)
-        columns = np.arange(len(request))
-        give = np.minimum(request, available[pick, columns])
-        y[channels[pick], columns] = give
-        free[nodes[pick], columns] -= give
-
-
-class Spreading(_SlotBaseline):
-    name = "spreading"
-
-    def serve(self, l: int, y: np.ndarray, free: np.ndarray) -> None:
-        channels = self.port_channels[l]
-        if channels.size == 0:
-            return
-        nodes = self.instance.channel_node[channels]
-        request = self.instance.request[l]
-        available = free[nodes]
-        pick = np.argmax(available, axis=0)
+        pick = self.pick(available, request)
         columns = np.arange(len(request))
         give = np.minimum(request, np.maximum(available[pick, columns], 0.0))
         y[channels[pick], columns] = give
         free[nodes[pick], columns] -= give
+
+
+class BinPacking(_OneNodePerType):
+    name = "binpacking"
+
+    def pick(self, available: np.ndarray, request: np.ndarray) -> np.ndarray:
+        """Best fit: the feasible node with the least free capacity, else the one with the most."""
+        fits = available >= request[None, :]
+        best_fit = np.argmin(np.where(fits, available, np.inf), axis=0)
+        return np.where(fits.any(axis=0), best_fit, np.argmax(available, axis=0))
+
+
+class Spreading(_OneNodePerType):
+    name = "spreading"
+
+    def pick(self, available: np.ndarray, request: np.ndarray) -> np.ndarray:
+        """Worst fit: the node with the most free capacity."""
+        return np.argmax(available, axis=0)
 
 
 MULTI_SERVER_BASELINES = {"drf": MultiServerDRF, "fairness": Fairness, "binpacking": BinPacking,
