@@ -182,3 +182,32 @@ def _completes(counts: tuple[int, ...], inst: ClusterJobsInstance, i: int, varia
     job = inst.jobs[i]
     w = inst.chunk_time[i]
     return sum(math.floor(y / w + EPS) for y in counts) >= job.epochs * job.chunks
+
+
+def themis_pf(rho: list, unmet: list[int], offered: list[int]) -> tuple[float, list[float]]:
+    """Phi* = max sum_i -log rho_i(X_i) over every map of the offered GPUs to bidders or nobody
+    (bundles within each bidder's unmet demand), and Phi*_{-i} for each bidder removed.
+
+    ``rho[i]`` is bidder i's valuation oracle on a frozenset of GPUs; +inf is replaced by
+    max(1e4, 10 x the largest finite rho over every admissible bundle), as in the auction.
+    """
+    n = len(rho)
+    finite = [r for i in range(n) for k in range(min(unmet[i], len(offered)) + 1)
+              for b in itertools.combinations(offered, k) if math.isfinite(r := rho[i](frozenset(b)))]
+    cap = max(1e4, 10 * max(finite, default=0.0))
+
+    def phi(i: int, bundle: frozenset) -> float:
+        r = rho[i](bundle)
+        return -math.log(r if math.isfinite(r) else cap)
+
+    def best(bidders: list[int]) -> float:
+        top = -math.inf
+        for owners in itertools.product([None, *bidders], repeat=len(offered)):
+            bundles = {i: frozenset(g for g, o in zip(offered, owners) if o == i) for i in bidders}
+            if any(len(bundles[i]) > unmet[i] for i in bidders):
+                continue
+            top = max(top, sum(phi(i, bundles[i]) for i in bidders))
+        return top
+
+    everyone = list(range(n))
+    return best(everyone), [best([j for j in everyone if j != i]) if n > 1 else 0.0 for i in everyone]

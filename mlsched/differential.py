@@ -2,7 +2,8 @@
 options), SCIP (through the LP file of the same model) and a brute-force enumeration written
 independently of the formulation. Counts agreements and disagreements by kind.
 
-Programs covered: OASiS OPT_paper and OPT_chunk (HiGHS, SCIP, brute force), and the OgaSched
+Programs covered: OASiS OPT_paper and OPT_chunk and the Themis Nash-social-welfare auction (HiGHS,
+SCIP, brute force), and the OgaSched
 linear hindsight program (cvxpy/Clarabel against the Pyomo LP in HiGHS; a continuous program has
 no finite enumeration, so there the two solvers check each other). A disagreement is kept with
 its seed so it can be minimised into a regression case under ``tests/regressions/``.
@@ -18,9 +19,12 @@ from typing import Any
 import numpy as np
 
 from mlsched import bruteforce
-from mlsched.formulations import oasis, ogasched
+from mlsched.formulations import oasis, ogasched, themis
+from mlsched.formulations.themis import Bidder
 from mlsched.instance import ClusterJobsInstance, MultiServerInstance, from_dict
 from mlsched.instance.generators.ogasched import generate_ogasched
+from mlsched.instance.gpu_topology import GpuTopology
+from mlsched.online.themis.rho import App, rho
 from mlsched.solve import Status, solve
 
 TOLERANCE = 1e-6
@@ -106,17 +110,46 @@ def _ogasched_linear(inst: MultiServerInstance) -> tuple[Answers, float]:
     return {"highs": highs, "clarabel": clarabel}, reference
 
 
+def random_auction(rng: np.random.Generator) -> tuple[list[Bidder], list[int]]:
+    """2-3 single-job Themis apps with random work, caps, elapsed time and placement profiles
+    bidding for 3-6 of 6 GPUs on three 2-GPU machines in two racks."""
+    topology = GpuTopology(((0, (2,)), (0, (2,)), (1, (2,))))
+    offered = sorted(int(g) for g in rng.choice(6, size=int(rng.integers(3, 7)), replace=False))
+    bidders = []
+    for n in range(int(rng.integers(2, 4))):
+        app = App.single_job(float(rng.uniform(500, 5000)), int(rng.integers(1, 4)), cluster_gpus=6,
+                             n_avg=float(rng.integers(1, 4)), elapsed=float(rng.uniform(0, 500)),
+                             profile=(1.0, 1.0, 1.5, 2.0) if rng.random() < 0.5 else (1.0, 1.0, 1.0, 1.0))
+        bidders.append(Bidder(str(n), lambda bundle, app=app: rho(app, sorted(bundle), topology), app.demand))
+    return bidders, offered
+
+
+def _themis_auction(case: tuple[list[Bidder], list[int]]) -> tuple[Answers, float]:
+    bidders, offered = case
+    tables = [themis.exhaustive_bids(b, offered) for b in bidders]
+    built = themis.build_pf(tables, themis.log_values(tables), offered)
+    highs = solve(built)
+    verified = solve(themis.build_pf(tables, themis.log_values(tables), offered), verify=True)
+    truth, _ = bruteforce.themis_pf([b.rho for b in bidders], [b.unmet for b in bidders], offered)
+    return {"highs": highs.objective if highs.status is Status.OPTIMAL else None, "scip": verified.verifier_objective,
+            "mlsched-verified": verified.objective if verified.status in (Status.OPTIMAL, Status.DISAGREE) else None,
+            }, truth
+
+
 PROGRAMS: dict[str, Callable[[Any], tuple[Answers, float]]] = {
     "oasis-opt_paper": _oasis_program("paper"),
     "oasis-opt_chunk": _oasis_program("chunk"),
     "ogasched-hindsight-linear": _ogasched_linear,
+    "themis-nsw-auction": _themis_auction,
 }
 GENERATORS: dict[str, Callable[[np.random.Generator], Any]] = {
     "oasis-opt_paper": random_oasis_instance,
     "oasis-opt_chunk": random_oasis_instance,
     "ogasched-hindsight-linear": random_ogasched_instance,
+    "themis-nsw-auction": random_auction,
 }
-REFERENCE = {"oasis-opt_paper": "bruteforce", "oasis-opt_chunk": "bruteforce", "ogasched-hindsight-linear": "clarabel"}
+REFERENCE = {"oasis-opt_paper": "bruteforce", "oasis-opt_chunk": "bruteforce", "ogasched-hindsight-linear": "clarabel",
+             "themis-nsw-auction": "bruteforce"}
 
 
 def differential(program: str, count: int, *, seed: int = 0) -> Tally:

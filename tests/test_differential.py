@@ -9,7 +9,7 @@ import pytest
 from mlsched.differential import differential
 
 
-@pytest.mark.parametrize("program", ["oasis-opt_paper", "oasis-opt_chunk"])
+@pytest.mark.parametrize("program", ["oasis-opt_paper", "oasis-opt_chunk", "themis-nsw-auction"])
 def test_certified_answers_equal_bruteforce(program):
     tally = differential(program, 50, seed=2026)
     assert tally.instances == 50

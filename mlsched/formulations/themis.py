@@ -1,0 +1,131 @@
+r"""Themis partial-allocation (PA) auction: the Nash-social-welfare program and hidden payments
+(Themis spec §2.1-2.4).
+
+Each bidder i offers a bid table of bundles b (subsets of the offered GPUs R', the empty bundle
+included) with value v_ib = 1 / rho_i(H_i U b); phi_ib = log v_ib, with rho = +inf replaced by
+rho_cap = max(1e4, 10 x the largest finite rho of the round) (A5).
+
+(P-PF)   maximize   sum_i sum_b phi_ib y_ib
+         s.t.       sum_b y_ib = 1                      for every bidder i   (one row each)
+                    sum_i sum_{b : g in b} y_ib <= 1     for every offered GPU g
+                    y_ib in {0, 1}                       (relax=True: y_ib in [0, 1], (R1))
+
+The optimum Phi* maximises the Nash social welfare prod_i v_i. Among optimal allocations the one
+with the fewest GPUs is taken by a second solve (minimize sum |b| y_ib with sum phi y >= Phi* -
+1e-9 max(1, |Phi*|)), A8. Hidden payment (§2.3): with Phi*_{-i} the optimum without bidder i,
+log c_i = (Phi* - phi_i(G_i,pf)) - Phi*_{-i}, clamped to [0, 1]; a lone bidder pays nothing (c = 1,
+A4); a bidder that wins the empty bundle has Phi*_{-i} = Phi* - phi_i(empty) without a re-solve.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pyomo.environ as pyo
+
+from mlsched.errors import MlschedError
+from mlsched.solve import Built, Status, solve
+
+RHO_CAP_FLOOR = 1e4
+
+
+@dataclass(frozen=True)
+class Bidder:
+    name: str
+    rho: Callable[[frozenset[int]], float]   # rho_i(H_i U bundle)
+    unmet: int
+
+
+BidTable = list[tuple[frozenset[int], float]]   # (bundle, rho)
+
+
+def exhaustive_bids(bidder: Bidder, offered: Sequence[int]) -> BidTable:
+    """Every subset of the offered GPUs up to the bidder's unmet demand (A7 exhaustive mode)."""
+    top = min(bidder.unmet, len(offered))
+    return [(frozenset(b), bidder.rho(frozenset(b))) for k in range(top + 1) for b in itertools.combinations(offered, k)]
+
+
+def log_values(tables: Sequence[BidTable]) -> list[list[float]]:
+    """phi_ib = -log rho_ib with +inf replaced by rho_cap (A5)."""
+    finite = [r for table in tables for _, r in table if math.isfinite(r)]
+    cap = max(RHO_CAP_FLOOR, 10 * max(finite, default=0.0))
+    return [[-math.log(r if math.isfinite(r) else cap) for _, r in table] for table in tables]
+
+
+def build_pf(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered: Sequence[int], *,
+             relax: bool = False) -> Built:
+    tick = time.perf_counter()
+    m = pyo.ConcreteModel(name="themis_pf")
+    rows = [(i, b) for i, table in enumerate(tables) for b in range(len(table))]
+    m.y = pyo.Var(rows, domain=pyo.UnitInterval if relax else pyo.Binary)
+    m.obj = pyo.Objective(expr=sum(phi[i][b] * m.y[i, b] for i, b in rows), sense=pyo.maximize)
+    m.one = pyo.Constraint(range(len(tables)), rule=lambda _, i: sum(m.y[i, b] for b in range(len(tables[i]))) == 1)
+    holders = {g: [(i, b) for i, b in rows if g in tables[i][b][0]] for g in offered}
+    m.gpu = pyo.Constraint([g for g in offered if holders[g]], rule=lambda _, g: sum(m.y[i, b] for i, b in holders[g]) <= 1)
+
+    def extract() -> list[int]:
+        return [max(range(len(table)), key=lambda b: m.y[i, b].value or 0.0) for i, table in enumerate(tables)]
+
+    return Built(model=m, name="themis_pf", sense="max", relaxed=relax, build_seconds=time.perf_counter() - tick,
+                 extract=None if relax else extract)
+
+
+@dataclass
+class AuctionResult:
+    phi_star: float
+    rows: list[int]                  # chosen bid row per bidder
+    bundles: list[frozenset[int]]
+    payments: list[float]            # c_i in [0, 1]
+    phi_without: list[float]         # Phi*_{-i}
+    lp_bound: float
+
+
+def _optimum(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered: Sequence[int]) -> tuple[float, Built]:
+    built = build_pf(tables, phi, offered)
+    report = solve(built)
+    if report.status is not Status.OPTIMAL:
+        raise MlschedError(f"PF auction program not solved: {report.status.value} {report.message}")
+    return float(report.objective), built
+
+
+def _fewest_gpus(built: Built, tables: Sequence[BidTable], phi_star: float) -> list[int]:
+    m = built.model
+    m.obj.deactivate()
+    m.keep = pyo.Constraint(expr=m.obj.expr >= phi_star - 1e-9 * max(1.0, abs(phi_star)))
+    m.size = pyo.Objective(expr=sum(len(tables[i][b][0]) * m.y[i, b] for i, b in m.y.index_set()), sense=pyo.minimize)
+    built.sense = "min"
+    report = solve(built)
+    if report.status is not Status.OPTIMAL:
+        raise MlschedError(f"PF tie-break re-solve failed: {report.status.value}")
+    return report.schedule
+
+
+def pa_auction(tables: Sequence[BidTable], offered: Sequence[int]) -> AuctionResult:
+    """The PF allocation with the fewest GPUs, hidden payments c_i and the LP bound (R1)."""
+    phi = log_values(tables)
+    phi_star, built = _optimum(tables, phi, offered)
+    rows = _fewest_gpus(built, tables, phi_star)
+    chosen = sum(phi[i][b] for i, b in enumerate(rows))
+    payments, without = [], []
+    for i in range(len(tables)):
+        if len(tables) == 1:
+            payments.append(1.0)
+            without.append(0.0)
+            continue
+        if not tables[i][rows[i]][0]:
+            rest = chosen - phi[i][rows[i]]        # winning nothing: removing i changes nobody's options
+        else:
+            rest, _ = _optimum([t for j, t in enumerate(tables) if j != i], [p for j, p in enumerate(phi) if j != i],
+                               offered)
+        without.append(rest)
+        log_c = (chosen - phi[i][rows[i]]) - rest
+        if log_c > 1e-9:
+            raise MlschedError(f"hidden payment above 1 for bidder {i}: log c = {log_c}")
+        payments.append(min(1.0, math.exp(log_c)))
+    lp = solve(build_pf(tables, phi, offered, relax=True))
+    return AuctionResult(phi_star=chosen, rows=rows, bundles=[tables[i][b][0] for i, b in enumerate(rows)],
+                         payments=payments, phi_without=without, lp_bound=float(lp.objective))

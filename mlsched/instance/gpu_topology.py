@@ -1,0 +1,60 @@
+"""GPU cluster topology of the Themis family: racks -> machines -> slots -> GPUs (Themis §1.1).
+
+GPUs carry stable integer ids in pool order (rack, machine, slot, gpu). The placement level of a
+GPU set is 0 (one slot), 1 (one machine), 2 (one rack) or 3 (several racks); the topology is
+also available as a networkx tree (``graph``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+import networkx as nx
+import numpy as np
+
+
+@dataclass(frozen=True)
+class GpuTopology:
+    """``machines[m] = (rack, [GPUs per slot, ...])``; GPU ids follow pool order."""
+
+    machines: tuple[tuple[int, tuple[int, ...]], ...]
+
+    @classmethod
+    def uniform(cls, racks: int, machines_per_rack: int, slots_per_machine: int, gpus_per_slot: int) -> GpuTopology:
+        return cls(tuple((r, (gpus_per_slot,) * slots_per_machine) for r in range(racks) for _ in range(machines_per_rack)))
+
+    @cached_property
+    def gpu_table(self) -> np.ndarray:
+        """(rack, machine, slot) of every GPU id, shape (G, 3)."""
+        rows = [(rack, m, s) for m, (rack, slots) in enumerate(self.machines) for s, n in enumerate(slots) for _ in range(n)]
+        return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+    @property
+    def num_gpus(self) -> int:
+        return len(self.gpu_table)
+
+    def machine_of(self, gpu: int) -> int:
+        return int(self.gpu_table[gpu, 1])
+
+    def level(self, gpus: Iterable[int]) -> int:
+        """0 one slot, 1 one machine, 2 one rack, 3 otherwise (a single GPU is level 0)."""
+        ids = np.fromiter(gpus, dtype=np.int64)
+        if ids.size <= 1:
+            return 0
+        rack, machine, slot = self.gpu_table[ids].T
+        if np.unique(rack).size > 1:
+            return 3
+        if np.unique(machine).size > 1:
+            return 2
+        return 0 if np.unique(slot).size == 1 else 1
+
+    @cached_property
+    def graph(self) -> nx.DiGraph:
+        g = nx.DiGraph()
+        for gpu, (rack, machine, slot) in enumerate(self.gpu_table):
+            g.add_edge(("rack", int(rack)), ("machine", int(machine)))
+            g.add_edge(("machine", int(machine)), ("slot", int(machine), int(slot)))
+            g.add_edge(("slot", int(machine), int(slot)), ("gpu", gpu))
+        return g

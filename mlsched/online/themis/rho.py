@@ -1,0 +1,136 @@
+"""Finish-time fairness rho = T_sh / T_id of Themis apps (Themis §1.5-1.7).
+
+An app is a list of phases; each phase lists its jobs' remaining serial work w_j = r_j tau_j
+(GPU-seconds) and GPU caps d_j. For an allocation G (the app's holdings plus a bundle):
+
+  T_sh(G) = elapsed + sum_p T_sh(p),   T_id = T_cluster * N_avg,   T_cluster = W_total / min(R_C, D_a)
+
+with the intra-app split of §1.7: with k = |G| >= n_p jobs, every job gets one GPU and the rest go
+one at a time to the job with the largest w_j / g_j below its cap (ties by lower job index);
+T_sh(p) = max_j w_j S_j / g_j. With k < n_p, jobs run one GPU each in LPT waves and T_sh(p) is
+the LPT makespan on k GPUs. S_j = s[level(G_j)] from the job's placement profile; GPUs are given to
+jobs by best-fit consolidation (machines with the most G-GPUs first). rho(empty) = +inf.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mlsched.instance.gpu_topology import GpuTopology
+
+
+@dataclass(frozen=True)
+class Phase:
+    work: tuple[float, ...]        # w_j: remaining serial GPU-seconds per job
+    caps: tuple[int, ...]          # d_j
+
+
+@dataclass(frozen=True)
+class App:
+    phases: tuple[Phase, ...]
+    t_id: float                    # T_cluster * N_avg
+    elapsed: float = 0.0
+    profile: tuple[float, ...] = (1.0, 1.0, 1.0, 1.0)   # S by placement level 0..3
+
+    @classmethod
+    def single_job(cls, work: float, cap: int, *, cluster_gpus: int, n_avg: float, elapsed: float = 0.0,
+                   profile: tuple[float, ...] = (1.0, 1.0, 1.0, 1.0)) -> App:
+        return cls((Phase((work,), (cap,)),), t_id=work / min(cluster_gpus, cap) * n_avg, elapsed=elapsed,
+                   profile=profile)
+
+    @property
+    def demand(self) -> int:
+        """D_a: the largest total cap of any phase."""
+        return max(sum(p.caps) for p in self.phases)
+
+
+def split(work: Sequence[float], caps: Sequence[int], k: int) -> list[int]:
+    """GPUs per job when k >= number of jobs (§1.7 step 1)."""
+    g = [1] * len(work)
+    for _ in range(k - len(work)):
+        open_jobs = [j for j in range(len(work)) if g[j] < caps[j]]
+        if not open_jobs:
+            break
+        best = max(open_jobs, key=lambda j: (work[j] / g[j], -j))
+        g[best] += 1
+    return g
+
+
+def lpt_makespan(work: Sequence[float], k: int) -> float:
+    """Longest-processing-time-first makespan of one-GPU jobs on k GPUs (§1.7 step 2)."""
+    loads = [0.0] * k
+    heapq.heapify(loads)
+    for w in sorted(work, reverse=True):
+        heapq.heappush(loads, heapq.heappop(loads) + w)
+    return max(loads)
+
+
+def assign(gpus: Sequence[int], counts: Sequence[int], topology: GpuTopology) -> list[list[int]]:
+    """Concrete GPU sets per job by best-fit consolidation (§1.7 step 3): jobs by count descending
+    take GPUs from the machine with the most remaining GPUs, spilling within the same rack first."""
+    free: dict[int, list[int]] = {}
+    for gpu in sorted(gpus):
+        free.setdefault(topology.machine_of(gpu), []).append(gpu)
+    rack_of = {m: int(topology.gpu_table[ids[0], 0]) for m, ids in free.items()}
+    out: list[list[int]] = [[] for _ in counts]
+    for j in sorted(range(len(counts)), key=lambda j: (-counts[j], j)):
+        need, rack = counts[j], None
+        while need > 0 and free:
+            candidates = [m for m in free if rack is None or rack_of[m] == rack] or list(free)
+            machine = max(candidates, key=lambda m: (len(free[m]), -m))
+            taken, free[machine] = free[machine][:need], free[machine][need:]
+            out[j] += taken
+            need -= len(taken)
+            rack = rack_of[machine]
+            if not free[machine]:
+                del free[machine]
+    return out
+
+
+def phase_time(phase: Phase, gpus: Sequence[int], topology: GpuTopology, profile: Sequence[float]) -> float:
+    k = len(gpus)
+    if k == 0:
+        return math.inf
+    if k < len(phase.work):
+        return lpt_makespan(phase.work, k)
+    counts = split(phase.work, phase.caps, k)
+    used = sum(counts)
+    sets = assign(list(gpus)[:used] if used < k else gpus, counts, topology)
+    return max(w * profile[topology.level(s)] / g for w, g, s in zip(phase.work, counts, sets))
+
+
+def rho(app: App, gpus: Sequence[int], topology: GpuTopology) -> float:
+    """rho(G) of §1.5: (elapsed + sum of phase times under G) / T_id; +inf for no GPUs."""
+    if len(gpus) == 0:
+        return math.inf
+    total = app.elapsed + sum(phase_time(p, gpus, topology, app.profile) for p in app.phases)
+    return total / app.t_id
+
+
+def successive_halving(iteration_times: Sequence[float], budget: float, *, cap: int, cluster_gpus: int,
+                       n_avg: float) -> App:
+    """An SH app as in the worked example (§1.6): phases of n, n/2, ..., 1 jobs; each phase but the
+    last gets budget / P serial GPU-seconds at the median iteration time for survivors; the last phase
+    takes what remains. T_id = budget / min(R_C, D_a) * N_avg."""
+    n = len(iteration_times)
+    phases_count = int(math.log2(n)) + 1
+    taus = list(iteration_times)
+    median = float(np.median(taus))
+    phases = []
+    spent = 0.0
+    for p in range(phases_count):
+        jobs = n // 2**p
+        tau = taus if p == 0 else [median] * jobs
+        if p < phases_count - 1:
+            iters = math.floor((budget / phases_count) / sum(tau))
+        else:
+            iters = round((budget - spent) / sum(tau))
+        spent += iters * sum(tau)
+        phases.append(Phase(tuple(iters * t for t in tau), (cap,) * jobs))
+    demand = max(sum(p.caps) for p in phases)
+    return App(tuple(phases), t_id=budget / min(cluster_gpus, demand) * n_avg)

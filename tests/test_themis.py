@@ -1,0 +1,116 @@
+"""Themis foundations: the rho estimator on the worked example (spec §1.6, oracle T5), rho
+monotonicity (T9), and the PA auction against hand-checked instances (T1, T3, T4) and brute force
+(spec §7)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mlsched import bruteforce
+from mlsched.formulations.themis import Bidder, exhaustive_bids, pa_auction
+from mlsched.instance.gpu_topology import GpuTopology
+from mlsched.online.themis.rho import App, Phase, phase_time, rho, successive_halving
+
+SIXTEEN = GpuTopology.uniform(racks=1, machines_per_rack=2, slots_per_machine=2, gpus_per_slot=4)
+NETWORK = (1.0, 1.0, 1.5, 2.0)
+
+
+def worked_example():
+    return successive_halving([80, 100, 100, 120], 10_000, cap=8, cluster_gpus=16, n_avg=4)
+
+
+def test_t5_worked_example():
+    app = worked_example()
+    assert app.t_id == pytest.approx(2500)
+    assert [len(p.work) for p in app.phases] == [4, 2, 1]
+    two = [0, 1]
+    assert [phase_time(p, two, SIXTEEN, app.profile) for p in app.phases] == pytest.approx([1600, 1600, 1800])
+    assert rho(app, two, SIXTEEN) == pytest.approx(2.0, abs=1e-12)
+    expected = {1: 4.0, 4: 1.064, 8: 0.532, 16: 259 / 750}
+    for k, value in expected.items():
+        assert rho(app, list(range(k)), SIXTEEN) == pytest.approx(value, rel=1e-12)
+    assert math.isinf(rho(app, [], SIXTEEN))
+    revised = App((Phase((120 * 16, 100 * 16), (8, 8)), Phase((120 * 36,), (8,))), t_id=2500)
+    assert [phase_time(p, two, SIXTEEN, revised.profile) for p in revised.phases] == pytest.approx([1920, 2160])
+
+
+def test_t9_rho_monotone_in_gpus_and_linear_in_elapsed():
+    app = App.single_job(4000.0, 6, cluster_gpus=16, n_avg=2)
+    values = [rho(app, list(range(k)), SIXTEEN) for k in range(1, 9)]
+    assert all(b <= a + 1e-12 for a, b in zip(values, values[1:]))
+    assert values[5] == pytest.approx(values[6]) == pytest.approx(values[7])      # constant beyond d = 6
+    late = App.single_job(4000.0, 6, cluster_gpus=16, n_avg=2, elapsed=300.0)
+    assert rho(late, [0, 1], SIXTEEN) - rho(app, [0, 1], SIXTEEN) == pytest.approx(300.0 / app.t_id)
+
+
+def bidder(name, app, topology, holdings=frozenset()):
+    return Bidder(name, lambda bundle: rho(app, sorted(holdings | bundle), topology),
+                  unmet=app.demand - len(holdings))
+
+
+def test_t1_homogeneous_single_machine():
+    offered = [0, 1, 2, 3]
+    apps = [Bidder("1", lambda b: 3.0 / len(b) if b else math.inf, 4),
+            Bidder("2", lambda b: 7.0 / len(b) if b else math.inf, 4)]
+    result = pa_auction([exhaustive_bids(b, offered) for b in apps], offered)
+    assert [len(b) for b in result.bundles] == [2, 2]
+    assert result.payments == pytest.approx([0.5, 0.5])
+    assert result.lp_bound >= result.phi_star - 1e-9
+
+
+def test_t3_envy_free_pareto_efficient_placement():
+    topology = GpuTopology(((0, (4,)), (0, (2,)), (0, (2,))))       # machines of 4, 2 and 2 GPUs
+    offered = list(range(8))
+    inception = App.single_job(8000.0, 4, cluster_gpus=8, n_avg=2)
+    vgg = App.single_job(8000.0, 4, cluster_gpus=8, n_avg=2, profile=(1.0, 1.0, 1.5, 1.5))
+    apps = [bidder("A1", inception, topology), bidder("A2", vgg, topology)]
+    result = pa_auction([exhaustive_bids(b, offered) for b in apps], offered)
+    assert result.bundles[1] == frozenset({0, 1, 2, 3})            # VGG16 gets the 4-GPU machine
+    assert len(result.bundles[0]) == 4 and topology.level(result.bundles[0]) == 2
+    assert result.payments == pytest.approx([1.0, 1.0])
+    swapped_vgg = rho(vgg, [4, 5, 6, 7], topology)
+    assert swapped_vgg > rho(vgg, [0, 1, 2, 3], topology)            # A2 envies A1 in the swapped allocation
+
+
+def test_t4_whole_machines_beat_the_spread():
+    topology = GpuTopology(((0, (4,)), (0, (4,))))
+    offered = list(range(8))
+    vgg = App.single_job(8000.0, 4, cluster_gpus=8, n_avg=2, profile=NETWORK)
+    apps = [bidder("1", vgg, topology), bidder("2", vgg, topology)]
+    result = pa_auction([exhaustive_bids(b, offered) for b in apps], offered)
+    assert sorted(tuple(sorted(b)) for b in result.bundles) == [(0, 1, 2, 3), (4, 5, 6, 7)]
+    assert result.payments == pytest.approx([1.0, 1.0])
+    spread = [0, 1, 4, 5]
+    assert rho(vgg, spread, topology) > rho(vgg, [0, 1, 2, 3], topology)
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_auction_matches_bruteforce(seed):
+    rng = np.random.default_rng(seed)
+    topology = GpuTopology(((0, (2,)), (0, (2,)), (1, (2,))))
+    offered = sorted(rng.choice(6, size=int(rng.integers(3, 7)), replace=False).tolist())
+    apps, holdings = [], []
+    for n in range(int(rng.integers(2, 4))):
+        app = App.single_job(float(rng.uniform(500, 5000)), int(rng.integers(1, 4)), cluster_gpus=6,
+                             n_avg=float(rng.integers(1, 4)), elapsed=float(rng.uniform(0, 500)),
+                             profile=NETWORK if rng.random() < 0.5 else (1.0, 1.0, 1.0, 1.0))
+        held = frozenset(g for g in range(6) if g not in offered and rng.random() < 0.3 and app.demand > 1)
+        held = frozenset(sorted(held)[: app.demand - 1])
+        apps.append(bidder(str(n), app, topology, held))
+        holdings.append(held)
+    tables = [exhaustive_bids(b, offered) for b in apps]
+    result = pa_auction(tables, offered)
+    phi_star, phi_without = bruteforce.themis_pf([b.rho for b in apps], [b.unmet for b in apps], offered)
+    assert result.phi_star == pytest.approx(phi_star, abs=1e-9)
+    assert result.phi_without == pytest.approx(phi_without, abs=1e-9)
+    chosen = [b for b in result.bundles]
+    assert all(not (a & b) for i, a in enumerate(chosen) for b in chosen[i + 1:])          # disjoint bundles
+    for i, c in enumerate(result.payments):
+        own = -math.log(tables[i][result.rows[i]][1]) if math.isfinite(tables[i][result.rows[i]][1]) else None
+        assert 0.0 <= c <= 1.0
+        if own is not None:
+            assert c == pytest.approx(min(1.0, math.exp(result.phi_star - own - phi_without[i])), abs=1e-9)
+    assert result.lp_bound >= result.phi_star - 1e-9
