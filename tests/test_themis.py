@@ -114,3 +114,50 @@ def test_auction_matches_bruteforce(seed):
         if own is not None:
             assert c == pytest.approx(min(1.0, math.exp(result.phi_star - own - phi_without[i])), abs=1e-9)
     assert result.lp_bound >= result.phi_star - 1e-9
+
+
+from mlsched.online.themis.arbiter import RoundApp, arbiter_round, participants, realise  # noqa: E402
+
+
+def round_apps(rhos, starts, unmet):
+    return [RoundApp(Bidder(str(i), lambda b, i=i: (i + 2.0) / len(b) if b else math.inf, u), r, s)
+            for i, (r, s, u) in enumerate(zip(rhos, starts, unmet))]
+
+
+def test_t10_filtering_edge_cases():
+    apps = round_apps([1.0, math.inf, math.inf, 3.0, 0.5], [0, 5, 2, 1, 3], [2, 2, 2, 2, 0])
+    assert participants(apps, 1.0, 8) == [2]                  # f = 1: one app; +inf tie broken by earlier start
+    assert participants(apps, 0.0, 8) == [0, 1, 2, 3]         # f = 0: every candidate (app 4 has no unmet demand)
+    assert participants(apps, 0.7, 8) == [1, 2]               # ceil(0.3 * 5) = 2 (not 3 from 1.5000000000000002)
+    assert participants(apps, 0.0, 1) == [2]                  # never more participants than offered GPUs
+
+
+def test_t8_round_invariants():
+    for seed in range(10):
+        apps = round_apps([2.0, 5.0, math.inf, 1.0], [0, 1, 2, 3], [3, 2, 2, 4])
+        offered = [0, 1, 2, 3, 4]
+        out = arbiter_round(apps, offered, fairness_knob=0.5, seed=seed)
+        given = list(out.grants.values()) + list(out.leftover_grants.values())
+        assert all(not (a & b) for i, a in enumerate(given) for b in given[i + 1:])              # disjoint
+        assert frozenset().union(*given, out.idle) == frozenset(offered)                          # all accounted
+        assert all(0 <= c <= 1 for c in out.auction.payments)
+        assert out.participants == [1, 2]
+        for i in out.leftover_grants:
+            assert i not in out.participants or out.fallback_used
+        for i, app in enumerate(apps):
+            assert len(out.grants.get(i, frozenset()) | out.leftover_grants.get(i, frozenset())) <= app.bidder.unmet
+        if out.idle:                                                                                # work conservation
+            assert all(len(out.grants.get(i, frozenset()) | out.leftover_grants.get(i, frozenset())) == a.bidder.unmet
+                       for i, a in enumerate(apps))
+
+
+def test_lone_participant_keeps_its_bundle_and_realisations():
+    apps = round_apps([4.0], [0], [3])
+    out = arbiter_round(apps, [0, 1, 2, 3], fairness_knob=0.8)
+    assert out.auction.payments == [1.0] and len(out.grants[0]) == 3 and len(out.idle) == 1
+    bidder = apps[0].bidder
+    rng = np.random.default_rng(0)
+    assert realise(bidder, frozenset({0, 1, 2, 3}), 0.5, "floor", rng) == frozenset({0, 1})
+    assert realise(bidder, frozenset({0, 1}), 0.4, "floor", rng) == frozenset()
+    kept = [len(realise(bidder, frozenset({0, 1}), 0.75, "stochastic", np.random.default_rng(s))) for s in range(400)]
+    assert set(kept) == {1, 2} and 1.4 < np.mean(kept) < 1.6      # E[k] = 0.75 * 2

@@ -1,0 +1,106 @@
+"""One Themis arbiter round (spec §2.5, §2.6, §2.3 step 4): filter the apps with the worst
+finish-time fairness, run the PA auction among them, realise each winner's fraction c_i of its
+bundle, and hand the leftover GPUs to the unfiltered apps at random.
+
+- Participants: k = max(1, min(ceil((1 - f) N_active - 1e-9), |offered|)) apps with unmet demand,
+  largest current rho first, ties by earlier start then index (A2, A28).
+- Realisation (A1): ``stochastic`` (default) k_i = floor(c |G|) + Bernoulli(frac) GPUs, the
+  k_i-subset of the PF bundle with the lowest rho (ties by pool order); ``floor``; ``lottery``
+  (the whole bundle with probability c_i).
+- Leftover (A3): each leftover GPU, in pool order, goes to an unfiltered app with unmet demand drawn
+  uniformly; if there is none, to a filtered one; else it stays free.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mlsched.errors import UsageError
+from mlsched.formulations.themis import AuctionResult, Bidder, exhaustive_bids, pa_auction
+
+REALIZATIONS = ("stochastic", "floor", "lottery")
+
+
+@dataclass(frozen=True)
+class RoundApp:
+    bidder: Bidder
+    rho_current: float
+    start: float
+
+
+@dataclass
+class RoundOutcome:
+    participants: list[int]
+    auction: AuctionResult | None
+    grants: dict[int, frozenset[int]] = field(default_factory=dict)
+    leftover_grants: dict[int, frozenset[int]] = field(default_factory=dict)
+    idle: frozenset[int] = frozenset()
+    fallback_used: bool = False
+
+
+def participants(apps: Sequence[RoundApp], fairness_knob: float, offered: int) -> list[int]:
+    """Indices of the auction's participants (spec §2.5)."""
+    if not 0.0 <= fairness_knob <= 1.0:
+        raise UsageError(f"the fairness knob f must lie in [0, 1], got {fairness_knob}")
+    candidates = [i for i, a in enumerate(apps) if a.bidder.unmet > 0]
+    if not candidates or offered == 0:
+        return []
+    k = max(1, min(math.ceil((1.0 - fairness_knob) * len(apps) - 1e-9), offered))
+    ranked = sorted(candidates, key=lambda i: (-apps[i].rho_current, apps[i].start, i))
+    return sorted(ranked[:k])
+
+
+def realise(bidder: Bidder, bundle: frozenset[int], c: float, mode: str, rng: np.random.Generator) -> frozenset[int]:
+    """The part of a PF bundle an app keeps after its hidden payment (spec §2.3 step 4)."""
+    if mode not in REALIZATIONS:
+        raise UsageError(f"unknown realisation {mode!r}; choose one of {', '.join(REALIZATIONS)}")
+    if mode == "lottery":
+        return bundle if rng.random() < c else frozenset()
+    exact = c * len(bundle)
+    keep = math.floor(exact + 1e-9) if mode == "floor" else math.floor(exact) + int(rng.random() < exact - math.floor(exact))
+    if keep >= len(bundle):
+        return bundle
+    if keep == 0:
+        return frozenset()
+    return min((frozenset(s) for s in itertools.combinations(sorted(bundle), keep)), key=lambda s: bidder.rho(s))
+
+
+def arbiter_round(apps: Sequence[RoundApp], offered: Sequence[int], *, fairness_knob: float = 0.8,
+                  realization: str = "stochastic", seed: int = 0) -> RoundOutcome:
+    """One round over the offered GPUs (exhaustive bids: for small offers)."""
+    rng = np.random.default_rng(seed)
+    chosen = participants(apps, fairness_knob, len(offered))
+    outcome = RoundOutcome(participants=chosen, auction=None)
+    leftover = set(offered)
+    unmet = [a.bidder.unmet for a in apps]
+    if chosen:
+        tables = [exhaustive_bids(apps[i].bidder, offered) for i in chosen]
+        outcome.auction = pa_auction(tables, offered)
+        for i, bundle, c in zip(chosen, outcome.auction.bundles, outcome.auction.payments):
+            kept = realise(apps[i].bidder, bundle, c, realization, rng)
+            if kept:
+                outcome.grants[i] = kept
+                unmet[i] -= len(kept)
+            leftover -= kept
+    unfiltered = [i for i in range(len(apps)) if i not in chosen]
+    grants: dict[int, set[int]] = {}
+    idle = set()
+    for gpu in sorted(leftover):
+        pool = [i for i in unfiltered if unmet[i] > 0]
+        if not pool:
+            pool = [i for i in chosen if unmet[i] > 0]
+            outcome.fallback_used |= bool(pool)
+        if not pool:
+            idle.add(gpu)
+            continue
+        winner = pool[int(rng.integers(len(pool)))]
+        grants.setdefault(winner, set()).add(gpu)
+        unmet[winner] -= 1
+    outcome.leftover_grants = {i: frozenset(g) for i, g in grants.items()}
+    outcome.idle = frozenset(idle)
+    return outcome
