@@ -161,3 +161,26 @@ def test_lone_participant_keeps_its_bundle_and_realisations():
     assert realise(bidder, frozenset({0, 1}), 0.4, "floor", rng) == frozenset()
     kept = [len(realise(bidder, frozenset({0, 1}), 0.75, "stochastic", np.random.default_rng(s))) for s in range(400)]
     assert set(kept) == {1, 2} and 1.4 < np.mean(kept) < 1.6      # E[k] = 0.75 * 2
+
+
+from mlsched.formulations.themis import pa_count_auction  # noqa: E402
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_count_dp_auction_equals_the_program(seed):
+    rng = np.random.default_rng(50 + seed)
+    gpus = int(rng.integers(2, 7))
+    offered = list(range(gpus))
+    rows, bidders = [], []
+    for n in range(int(rng.integers(2, 4))):
+        app = App.single_job(float(rng.uniform(500, 5000)), int(rng.integers(1, 4)), cluster_gpus=gpus,
+                             n_avg=float(rng.integers(1, 4)), elapsed=float(rng.uniform(0, 500)))
+        one_machine = GpuTopology(((0, (gpus,)),))
+        rows.append([rho(app, list(range(k)), one_machine) for k in range(min(app.demand, gpus) + 1)])
+        bidders.append(bidder(str(n), app, one_machine))
+    dp = pa_count_auction(rows, gpus)
+    program = pa_auction([exhaustive_bids(b, offered) for b in bidders], offered)
+    assert dp.phi_star == pytest.approx(program.phi_star, abs=1e-9)
+    assert dp.phi_without == pytest.approx(program.phi_without, abs=1e-9)
+    assert sum(dp.counts) == sum(len(b) for b in program.bundles)          # both take the fewest GPUs among optima
+    assert sum(dp.counts) <= gpus and all(0 <= c <= 1 for c in dp.payments)

@@ -129,3 +129,54 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int]) -> AuctionRes
     lp = solve(build_pf(tables, phi, offered, relax=True))
     return AuctionResult(phi_star=chosen, rows=rows, bundles=[tables[i][b][0] for i, b in enumerate(rows)],
                          payments=payments, phi_without=without, lp_bound=float(lp.objective))
+
+
+@dataclass
+class CountAuctionResult:
+    phi_star: float
+    counts: list[int]
+    payments: list[float]
+    phi_without: list[float]
+
+
+def count_dp(phi: Sequence[Sequence[float]], gpus: int) -> tuple[float, list[int]]:
+    """max sum_i phi_i(k_i) s.t. sum_i k_i <= gpus, k_i <= len(phi_i) - 1: exact DP over bidders and
+    GPU counts (spec §2.3 speed guidance); among optima the fewest GPUs, then smaller k for later bidders."""
+    best = [0.0] + [-math.inf] * gpus          # best[g]: welfare using exactly g GPUs so far
+    choices = []
+    for table in phi:
+        nxt = [-math.inf] * (gpus + 1)
+        pick = [0] * (gpus + 1)
+        for used in range(gpus + 1):
+            if best[used] == -math.inf:
+                continue
+            for k, value in enumerate(table[: gpus - used + 1]):
+                if best[used] + value > nxt[used + k] + 1e-12:
+                    nxt[used + k], pick[used + k] = best[used] + value, k
+        best = nxt
+        choices.append(pick)
+    top = max(best)
+    used = min(g for g in range(gpus + 1) if best[g] >= top - 1e-9 * max(1.0, abs(top)))
+    counts = []
+    for pick in reversed(choices):
+        counts.append(pick[used])
+        used -= pick[used]
+    return float(best[sum(counts)]), counts[::-1]
+
+
+def pa_count_auction(rho_by_count: Sequence[Sequence[float]], gpus: int) -> CountAuctionResult:
+    """The PA auction when every bidder's rho depends on its GPU count only (S = 1 profiles):
+    ``rho_by_count[i][k]`` for k = 0..unmet_i. Exact over all bundles; payments as in :func:`pa_auction`."""
+    tables = [[(frozenset(range(k)), r) for k, r in enumerate(row)] for row in rho_by_count]
+    phi = log_values(tables)
+    phi_star, counts = count_dp(phi, gpus)
+    payments, without = [], []
+    for i in range(len(phi)):
+        if len(phi) == 1:
+            payments.append(1.0)
+            without.append(0.0)
+            continue
+        rest = count_dp([p for j, p in enumerate(phi) if j != i], gpus)[0] if counts[i] else phi_star - phi[i][0]
+        without.append(rest)
+        payments.append(min(1.0, math.exp((phi_star - phi[i][counts[i]]) - rest)))
+    return CountAuctionResult(phi_star, counts, payments, without)
