@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from mlsched.errors import MlschedError, UsageError
+from mlsched.metrics import Ratio
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -223,19 +224,13 @@ def _print_table(frame: pd.DataFrame) -> None:
         return
     table = frame.copy()
     if "ratio_low" in table:
-        table["ratio"] = [_ratio_text(lo, hi) for lo, hi in zip(table["ratio_low"], table["ratio_high"])]
+        table["ratio"] = ["-" if np.isnan(lo) else str(Ratio(lo, hi)) for lo, hi in zip(table["ratio_low"], table["ratio_high"])]
         table["opt"] = [_opt_text(o, b, s) for o, b, s in zip(table["opt"], table["opt_bound"], table["opt_status"])]
     shown = [c for c in ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "opt", "ratio",
                          "admitted", "completed", "wall_seconds", "two_alpha"] if c in table]
     if table["instance"].nunique() == 1:
         shown.remove("instance")
     print(table[shown].to_string(index=False, float_format=lambda x: f"{x:.4f}", na_rep="-"))
-
-
-def _ratio_text(lo: float, hi: float) -> str:
-    if np.isnan(lo):
-        return "-"
-    return f"{lo:.4f}" if lo == hi else f"[{lo:.4f}, {hi:.4f}]"
 
 
 def _opt_text(opt: float | None, bound: float | None, status: str) -> str:

@@ -45,14 +45,16 @@ def _oasis() -> System:
     from mlsched.baselines import BASELINES
     from mlsched.exact import exact_oasis
     from mlsched.formulations import oasis
-    from mlsched.metrics import total_utility
+    from mlsched.metrics import total_utility, utilization
     from mlsched.online.oasis import OASiS
 
     def evaluate(instance: Any, result: Any) -> dict[str, Any]:
+        used = utilization(instance, result.schedule)
         return {"total_utility": total_utility(instance, result.schedule),
                 "admitted": int(result.schedule.admitted.sum()),
                 "completed": int(result.schedule.completed(instance).sum()),
-                "jobs": instance.num_jobs, "wall_seconds": result.wall_seconds}
+                "jobs": instance.num_jobs, "wall_seconds": result.wall_seconds,
+                **{f"utilization_{r}": u for r, u in used.items()}}
 
     algorithms: dict[str, Callable[..., Any]] = {"oasis": OASiS, "oasis-ws": partial(OASiS, granularity="worker_slot")}
     algorithms.update(BASELINES)

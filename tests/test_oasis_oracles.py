@@ -123,3 +123,14 @@ def test_t7_price_function():
     p = prices(math.log(0.5), np.array([math.log(8.0)]), np.arange(5.0)[:, None, None], np.array([[4.0]]))
     assert p[:, 0, 0] == pytest.approx([0.5, 1, 2, 4, 8], rel=1e-12)
     assert np.all(np.diff(p[:, 0, 0]) > 0)
+
+
+def test_t1_utilization_and_job_table():
+    from mlsched.metrics import job_table, utilization
+
+    inst = t1_instance()
+    schedule = sim.run(inst, OASiS()).schedule
+    assert utilization(inst, schedule) == {"cpu": pytest.approx(1.0)}        # 3 jobs x (4 workers + 4 PS) = 24 of 24
+    table = job_table(inst, schedule)
+    assert table["completion_slot"].tolist() == [1, 2, 3, 0]
+    assert table["utility"].tolist() == pytest.approx([10, 9, 8, 0])
