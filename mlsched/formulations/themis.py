@@ -84,6 +84,26 @@ class AuctionResult:
     lp_bound: float
 
 
+def hidden_payments(phi_star: float, own: Sequence[float], won: Sequence[bool],
+                    optimum_without: Callable[[int], float]) -> tuple[list[float], list[float]]:
+    """c_i = exp((Phi* - phi_i) - Phi*_{-i}) clamped to [0, 1], and Phi*_{-i}, for every bidder (§2.3).
+
+    A lone bidder pays nothing (A4); a bidder that won nothing has Phi*_{-i} = Phi* - phi_i(empty)
+    without a re-solve; a payment above 1 (beyond 1e-9 in logs) means a solver error.
+    """
+    if len(own) == 1:
+        return [1.0], [0.0]
+    payments, without = [], []
+    for i, (phi_i, has_gpus) in enumerate(zip(own, won)):
+        rest = optimum_without(i) if has_gpus else phi_star - phi_i
+        log_c = (phi_star - phi_i) - rest
+        if log_c > 1e-9:
+            raise MlschedError(f"hidden payment above 1 for bidder {i}: log c = {log_c}")
+        payments.append(min(1.0, math.exp(log_c)))
+        without.append(rest)
+    return payments, without
+
+
 def _optimum(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered: Sequence[int]) -> tuple[float, Built]:
     built = build_pf(tables, phi, offered)
     report = solve(built)
@@ -110,22 +130,14 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int]) -> AuctionRes
     phi_star, built = _optimum(tables, phi, offered)
     rows = _fewest_gpus(built, tables, phi_star)
     chosen = sum(phi[i][b] for i, b in enumerate(rows))
-    payments, without = [], []
-    for i in range(len(tables)):
-        if len(tables) == 1:
-            payments.append(1.0)
-            without.append(0.0)
-            continue
-        if not tables[i][rows[i]][0]:
-            rest = chosen - phi[i][rows[i]]        # winning nothing: removing i changes nobody's options
-        else:
-            rest, _ = _optimum([t for j, t in enumerate(tables) if j != i], [p for j, p in enumerate(phi) if j != i],
-                               offered)
-        without.append(rest)
-        log_c = (chosen - phi[i][rows[i]]) - rest
-        if log_c > 1e-9:
-            raise MlschedError(f"hidden payment above 1 for bidder {i}: log c = {log_c}")
-        payments.append(min(1.0, math.exp(log_c)))
+
+    def optimum_without(i: int) -> float:
+        return _optimum([t for j, t in enumerate(tables) if j != i], [p for j, p in enumerate(phi) if j != i],
+                        offered)[0]
+
+    own = [phi[i][b] for i, b in enumerate(rows)]
+    payments, without = hidden_payments(chosen, own, [bool(tables[i][b][0]) for i, b in enumerate(rows)],
+                                        optimum_without)
     lp = solve(build_pf(tables, phi, offered, relax=True))
     return AuctionResult(phi_star=chosen, rows=rows, bundles=[tables[i][b][0] for i, b in enumerate(rows)],
                          payments=payments, phi_without=without, lp_bound=float(lp.objective))
@@ -170,13 +182,8 @@ def pa_count_auction(rho_by_count: Sequence[Sequence[float]], gpus: int) -> Coun
     tables = [[(frozenset(range(k)), r) for k, r in enumerate(row)] for row in rho_by_count]
     phi = log_values(tables)
     phi_star, counts = count_dp(phi, gpus)
-    payments, without = [], []
-    for i in range(len(phi)):
-        if len(phi) == 1:
-            payments.append(1.0)
-            without.append(0.0)
-            continue
-        rest = count_dp([p for j, p in enumerate(phi) if j != i], gpus)[0] if counts[i] else phi_star - phi[i][0]
-        without.append(rest)
-        payments.append(min(1.0, math.exp((phi_star - phi[i][counts[i]]) - rest)))
+    own = [phi[i][k] for i, k in enumerate(counts)]
+    payments, without = hidden_payments(
+        phi_star, own, [k > 0 for k in counts],
+        lambda i: count_dp([p for j, p in enumerate(phi) if j != i], gpus)[0])
     return CountAuctionResult(phi_star, counts, payments, without)
