@@ -326,13 +326,14 @@ def _solve_with_highs_no_presolve(path: Path, time_limit: float | None) -> _File
 
 
 def solve_cvxpy(problem: Any, *, extract: Callable[[], Any] | None = None, build_seconds: float = 0.0,
-                solver: str = "CLARABEL") -> SolveReport:
-    """Solve a cvxpy problem (convex continuous programs); statuses map to :class:`Status`."""
+                solver: str = "CLARABEL", **options: Any) -> SolveReport:
+    """Solve a cvxpy problem (convex continuous programs); statuses map to :class:`Status`;
+    ``options`` go to the solver (e.g. Clarabel's tolerances)."""
     import cvxpy as cp
 
     tick = time.perf_counter()
     try:
-        problem.solve(solver=solver)
+        problem.solve(solver=solver, **options)
     except cp.error.SolverError as exc:
         return SolveReport(Status.ERROR, None, None, None, build_seconds, time.perf_counter() - tick,
                            solver.lower(), relaxed=True, message=f"{solver} failed: {exc}")

@@ -184,3 +184,32 @@ def test_count_dp_auction_equals_the_program(seed):
     assert dp.phi_without == pytest.approx(program.phi_without, abs=1e-9)
     assert sum(dp.counts) == sum(len(b) for b in program.bundles)          # both take the fewest GPUs among optima
     assert sum(dp.counts) <= gpus and all(0 <= c <= 1 for c in dp.payments)
+
+
+from mlsched.formulations.themis import DivisibleBidder, divisible_pa  # noqa: E402
+
+
+@pytest.mark.parametrize("n,expected", [(2, 0.5), (3, 4 / 9), (4, 27 / 64)])
+def test_t2_symmetric_divisible_payments(n, expected):
+    gpus = 12.0
+    bidders = [DivisibleBidder(t_id=100.0, elapsed=0.0, work=500.0, held=0.0, unmet=gpus / (n - 1))
+               for _ in range(n)]
+    result = divisible_pa(bidders, gpus)
+    assert result.extra == pytest.approx([gpus / n] * n, rel=1e-5)
+    assert result.payments == pytest.approx([expected] * n, rel=1e-5)          # ((n-1)/n)^(n-1)
+
+
+def test_t7_cole_identity_and_truthfulness_on_homogeneous_valuations():
+    gpus = 10.0
+    truth = [DivisibleBidder(100.0, 0.0, w, 0.0, u) for w, u in ((300.0, 6.0), (800.0, 8.0), (500.0, 3.0))]
+    result = divisible_pa(truth, gpus)
+    for i, b in enumerate(truth):
+        utility = result.payments[i] * math.exp(-math.log(b.work / b.t_id)) * (b.held + result.extra[i])
+        assert utility == pytest.approx(math.exp(result.phi_star - result.phi_without[i]), rel=1e-5)
+    # misreporting the demand cap never raises the true utility c_i v_i(x_i)  (T6, homogeneous setting)
+    honest = result.payments[1] * (result.extra[1] * truth[1].t_id / truth[1].work)
+    for lie in (1.0, 3.0, 5.0, 10.0):
+        reported = list(truth)
+        reported[1] = DivisibleBidder(100.0, 0.0, 800.0, 0.0, lie)
+        out = divisible_pa(reported, gpus)
+        assert out.payments[1] * (out.extra[1] * truth[1].t_id / truth[1].work) <= honest * (1 + 1e-5)

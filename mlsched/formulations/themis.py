@@ -85,11 +85,11 @@ class AuctionResult:
 
 
 def hidden_payments(phi_star: float, own: Sequence[float], won: Sequence[bool],
-                    optimum_without: Callable[[int], float]) -> tuple[list[float], list[float]]:
+                    optimum_without: Callable[[int], float], *, tolerance: float = 1e-9) -> tuple[list[float], list[float]]:
     """c_i = exp((Phi* - phi_i) - Phi*_{-i}) clamped to [0, 1], and Phi*_{-i}, for every bidder (§2.3).
 
     A lone bidder pays nothing (A4); a bidder that won nothing has Phi*_{-i} = Phi* - phi_i(empty)
-    without a re-solve; a payment above 1 (beyond 1e-9 in logs) means a solver error.
+    without a re-solve; a payment above 1 (beyond ``tolerance`` in logs) means a solver error.
     """
     if len(own) == 1:
         return [1.0], [0.0]
@@ -97,7 +97,7 @@ def hidden_payments(phi_star: float, own: Sequence[float], won: Sequence[bool],
     for i, (phi_i, has_gpus) in enumerate(zip(own, won)):
         rest = optimum_without(i) if has_gpus else phi_star - phi_i
         log_c = (phi_star - phi_i) - rest
-        if log_c > 1e-9:
+        if log_c > tolerance:
             raise MlschedError(f"hidden payment above 1 for bidder {i}: log c = {log_c}")
         payments.append(min(1.0, math.exp(log_c)))
         without.append(rest)
@@ -187,3 +187,67 @@ def pa_count_auction(rho_by_count: Sequence[Sequence[float]], gpus: int) -> Coun
         phi_star, own, [k > 0 for k in counts],
         lambda i: count_dp([p for j, p in enumerate(phi) if j != i], gpus)[0])
     return CountAuctionResult(phi_star, counts, payments, without)
+
+
+DIVISIBLE_TOLERANCE = 1e-6   # interior-point accuracy of the conic program (vs 1e-9 for the MILP)
+
+
+@dataclass(frozen=True)
+class DivisibleBidder:
+    """Count-only valuation v(k) = T_id k / (E k + W') of spec §2.4 (R2): elapsed E, serial work
+    W' already scaled by the best-level slowdown, held GPUs H, extra GPUs up to ``unmet``."""
+
+    t_id: float
+    elapsed: float
+    work: float
+    held: float
+    unmet: float
+
+
+@dataclass
+class DivisibleResult:
+    phi_star: float
+    extra: list[float]
+    payments: list[float]
+    phi_without: list[float]
+
+
+def _divisible_pf(bidders: Sequence[DivisibleBidder], gpus: float) -> tuple[float, list[float], list[float]]:
+    """max sum_i log v_i(H_i + x_i) s.t. sum x_i <= gpus, 0 <= x_i <= unmet_i (cvxpy, exponential cone).
+
+    Returns Phi*, the extra GPUs x_i and each bidder's log value at the optimum."""
+    import cvxpy as cp
+
+    from mlsched.solve import solve_cvxpy
+
+    x = cp.Variable(len(bidders), nonneg=True)
+    terms = []
+    for i, b in enumerate(bidders):
+        k = b.held + x[i]
+        if b.elapsed > 0:   # log v = log(T_id / E) + log(1 - W' / (E k + W'))
+            terms.append(math.log(b.t_id / b.elapsed) + cp.log(1 - b.work * cp.inv_pos(b.elapsed * k + b.work)))
+        else:               # log v = log k + log(T_id / W')
+            terms.append(cp.log(k) + math.log(b.t_id / b.work))
+    problem = cp.Problem(cp.Maximize(cp.sum(cp.hstack(terms))),
+                         [cp.sum(x) <= gpus, x <= [b.unmet for b in bidders]])
+    report = solve_cvxpy(problem, extract=lambda: x.value, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    if report.objective is None:
+        raise MlschedError(f"divisible PF program not solved: {report.status.value} {report.message}")
+    extra = [float(v) for v in report.schedule]
+    own = [_log_value(b, b.held + e) for b, e in zip(bidders, extra)]
+    return float(sum(own)), extra, own
+
+
+def _log_value(b: DivisibleBidder, k: float) -> float:
+    return math.log(b.t_id * k / (b.elapsed * k + b.work)) if k > 0 else -math.inf
+
+
+def divisible_pa(bidders: Sequence[DivisibleBidder], gpus: float) -> DivisibleResult:
+    """The divisible PA mechanism of Cole et al. on count-only valuations (R2): the PF split and the
+    fractions c_i = prod_{j != i} v_j(PF) / prod_{j != i} v_j(PF without i)."""
+    phi_star, extra, own = _divisible_pf(bidders, gpus)
+    payments, without = hidden_payments(
+        phi_star, own, [e > 1e-9 for e in extra],
+        lambda i: _divisible_pf([b for j, b in enumerate(bidders) if j != i], gpus)[0],
+        tolerance=DIVISIBLE_TOLERANCE)
+    return DivisibleResult(phi_star, extra, payments, without)
