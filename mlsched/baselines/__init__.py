@@ -1,4 +1,6 @@
-"""The baselines of the OASiS paper (§V-A), each a :class:`mlsched.sim.Policy`."""
+"""The baselines of the OASiS paper (§V-A; operational rules of spec §5.3, [R] choices), each an
+online :class:`mlsched.sim.Policy` under the event-driven slot simulator of
+:mod:`mlsched.baselines.placement`."""
 
 from mlsched.baselines.dorm import Dorm
 from mlsched.baselines.drf import DRF

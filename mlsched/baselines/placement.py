@@ -1,76 +1,78 @@
-"""Shared pieces of the OASiS baselines (spec §5.3): the round-robin placer, the seeded fixed
-worker/PS counts of FIFO and RRH, and the event-driven base class.
+"""Round-robin placement and the event-driven slot simulator shared by the OASiS baselines
+(spec §5.3; the paper only says "placed round-robin on available servers", A13, so these rules
+are the spec's [R] choices).
 
-Round-robin placement: per pool a cursor; each worker (PS) goes on the next server, cyclically
-from the cursor, whose residual capacity fits its demand in every resource, and the cursor moves
-past it. If a full cycle finds no server, the placement of that job fails and is rolled back.
+Round-robin placement: each pool (worker servers, PS servers) keeps one cursor for the whole run.
+Each worker (PS) of a job goes on the next server, cyclically from the cursor, whose residual
+capacity fits its demand in every resource, and the cursor moves past that server. If a full
+cycle finds no such server, the placement of the job fails and is rolled back: residual
+capacities and both cursors are left as they were.
 
-Fixed counts (spec §5.1, A14): n_w = min(N_i, U{1..30}), n_ps = ceil(n_w b_i / B_i).
-
-Event semantics (spec §5.3, 1-3): allocations are recomputed only when a job arrives or
-completes and are held until the next event; a completed job's resources are freed.
+Slot simulator (spec §5.3, items 1-3): at the start of slot t the resources of jobs that completed
+in slot t-1 are freed; if a job arrived or completed, the policy recomputes its allocations,
+which are then held until the next event. A done job gets nothing.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from mlsched.formulations.oasis import per_server_cap
 from mlsched.instance import ClusterJobsInstance
-from mlsched.instance.cluster_jobs import EPS
 from mlsched.sim.engine import SlotDecision, SlotState
 
-MAX_FIXED_WORKERS = 30
+
+def cyclic_fill(residual: np.ndarray, demand: np.ndarray, count: int,
+                cursor: int) -> tuple[np.ndarray, int] | None:
+    """Place ``count`` units of ``demand`` (R,) on servers with ``residual`` capacity (S, R), one
+    by one, each on the next server from ``cursor`` (cyclic) that still fits a unit.
+
+    Returns units per server (S,) and the cursor after the last unit, or None if they do not all
+    fit. Vectorised: the units fill passes over the servers in cyclic order, pass q giving one
+    unit to every server that fits at least q units, so only the last pass can be partial.
+    """
+    n = residual.shape[0]
+    counts = np.zeros(n, dtype=np.int64)
+    if count == 0:
+        return counts, cursor
+    order = (cursor + np.arange(n)) % n
+    fit = np.clip(per_server_cap(demand[None, :], residual)[0, order], 0, count).astype(np.int64)
+    if fit.sum() < count:
+        return None
+    after_passes = np.minimum(fit[None, :], np.arange(count + 1)[:, None]).sum(axis=1)
+    full = int(np.count_nonzero(after_passes < count)) - 1   # complete passes before the last one
+    last_pass = np.flatnonzero(fit > full)[: count - int(after_passes[full])]
+    in_order = np.minimum(fit, full)
+    in_order[last_pass] += 1
+    counts[order] = in_order
+    return counts, int(order[last_pass[-1]] + 1) % n
 
 
 class RoundRobin:
-    """Cyclic first-fit placement with one cursor per pool."""
+    """Cyclic first-fit placement with one cursor per pool (``cursor["worker"]``, ``cursor["ps"]``)."""
 
     def __init__(self, instance: ClusterJobsInstance) -> None:
         self.instance = instance
         self.cursor = {"worker": 0, "ps": 0}
 
-    def _place_units(self, pool: str, residual: np.ndarray, demand: np.ndarray, count: int) -> np.ndarray | None:
-        counts = np.zeros(residual.shape[0], dtype=np.int64)
-        n_servers = residual.shape[0]
-        cursor = self.cursor[pool]
-        for _ in range(count):
-            fits = np.flatnonzero(np.all(residual >= demand[None, :] - EPS, axis=1))
-            if fits.size == 0:
-                return None
-            after = fits[fits >= cursor]
-            server = int(after[0] if after.size else fits[0])
-            residual[server] -= demand
-            counts[server] += 1
-            cursor = (server + 1) % n_servers
-        self.cursor[pool] = cursor
-        return counts
-
     def place(self, job: int, workers: int, ps: int, residual_w: np.ndarray,
               residual_ps: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """Place ``workers`` and ``ps`` units of ``job``; residuals are updated only on success."""
+        """Workers per worker server (H,) and PS per PS server (K,) of ``job``, or None if either
+        pool cannot take them all; the residuals (H, R), (K, R) and cursors change only on success."""
         inst = self.instance
-        saved = dict(self.cursor)
-        trial_w, trial_ps = residual_w.copy(), residual_ps.copy()
-        y = self._place_units("worker", trial_w, inst.worker_demand[job], workers)
-        z = self._place_units("ps", trial_ps, inst.ps_demand[job], ps) if y is not None else None
+        y = cyclic_fill(residual_w, inst.worker_demand[job], workers, self.cursor["worker"])
+        z = cyclic_fill(residual_ps, inst.ps_demand[job], ps, self.cursor["ps"])
         if y is None or z is None:
-            self.cursor = saved
             return None
-        residual_w[:] = trial_w
-        residual_ps[:] = trial_ps
-        return y, z
-
-
-def fixed_counts(instance: ClusterJobsInstance, rng: np.random.Generator) -> np.ndarray:
-    """(n_w, n_ps) per job, shape (I, 2): n_w = min(N_i, U{1..30}), n_ps = ceil(n_w b/B)."""
-    draws = rng.integers(1, MAX_FIXED_WORKERS + 1, size=instance.num_jobs)
-    n_w = np.minimum([j.chunks for j in instance.jobs], draws)
-    n_ps = [job.ps_needed(int(w)) for job, w in zip(instance.jobs, n_w)]
-    return np.stack([n_w, n_ps], axis=1).astype(np.int64)
+        (y_counts, self.cursor["worker"]), (z_counts, self.cursor["ps"]) = y, z
+        residual_w -= y_counts[:, None] * inst.worker_demand[job][None, :]
+        residual_ps -= z_counts[:, None] * inst.ps_demand[job][None, :]
+        return y_counts, z_counts
 
 
 class EventPolicy:
-    """Holds allocations between events; subclasses recompute them in ``reschedule``."""
+    """A baseline under the slot simulator: holds allocations (I, H), (I, K) between events and
+    recomputes them in ``reschedule`` when a job arrives or completes."""
 
     promises_completion = False
     name = "event"
@@ -83,6 +85,19 @@ class EventPolicy:
         self.arrived = np.zeros(instance.num_jobs, dtype=bool)
         self.rejected = np.zeros(instance.num_jobs, dtype=bool)
 
+    def decide(self, state: SlotState) -> SlotDecision:
+        self.arrived[state.arrivals] = True
+        rejected_before = self.rejected.copy()
+        self.release(np.flatnonzero(state.done))
+        if state.arrivals or state.completions:
+            self.reschedule(state)
+        newly = [int(i) for i in np.flatnonzero(self.rejected & ~rejected_before)]
+        return SlotDecision(workers=self.alloc_w.copy(), ps=self.alloc_ps.copy(), rejected=newly)
+
+    def reschedule(self, state: SlotState) -> None:
+        """Recompute ``alloc_w`` and ``alloc_ps`` (and ``rejected``) at an event."""
+        raise NotImplementedError
+
     def residual(self) -> tuple[np.ndarray, np.ndarray]:
         """Capacity left after the current allocations, (H, R) and (K, R)."""
         inst = self.instance
@@ -93,20 +108,10 @@ class EventPolicy:
         self.alloc_w[jobs] = 0
         self.alloc_ps[jobs] = 0
 
+    def running(self, job: int) -> bool:
+        return bool(self.alloc_w[job].any())
+
     def active(self, state: SlotState) -> np.ndarray:
-        """Arrived, admitted and unfinished jobs in (arrival, id) order."""
-        mask = self.arrived & ~self.rejected & ~state.done
-        jobs = np.flatnonzero(mask)
+        """Arrived, not rejected and unfinished jobs in (arrival, index) order (spec A17)."""
+        jobs = np.flatnonzero(self.arrived & ~self.rejected & ~state.done)
         return jobs[np.argsort(self.instance.arrival[jobs], kind="stable")]
-
-    def decide(self, state: SlotState) -> SlotDecision:
-        self.arrived[state.arrivals] = True
-        before = self.rejected.copy()
-        self.release(np.flatnonzero(state.done))
-        if state.arrivals or state.completions:
-            self.reschedule(state)
-        newly = list(np.flatnonzero(self.rejected & ~before))
-        return SlotDecision(workers=self.alloc_w.copy(), ps=self.alloc_ps.copy(), rejected=newly)
-
-    def reschedule(self, state: SlotState) -> None:
-        raise NotImplementedError
