@@ -110,6 +110,17 @@ def _parser() -> argparse.ArgumentParser:
     gg.add_argument("-o", "--output", required=True)
     gg.add_argument("--force", action="store_true")
     gg.set_defaults(handler=_generate_ogasched)
+    gt = gsub.add_parser("themis", help="Themis workloads W1/W2 from the Philly trace (spec §5.3)")
+    gt.add_argument("--workload", default="W1", choices=("W1", "W2"))
+    gt.add_argument("--gpus", type=int, help="GPUs of a testbed-like cluster (default 64, or the --cluster's count)")
+    gt.add_argument("--cluster", choices=("testbed64", "sim_hetero", "sim_256", "truth64"))
+    gt.add_argument("--seed", type=int, default=0)
+    gt.add_argument("--load", type=float, default=1.0, help="keep probability min(1, load * gpus / 156)")
+    gt.add_argument("--p-net", type=float, default=0.5, help="share of network-intensive apps")
+    gt.add_argument("--trace", metavar="PATH", help="Philly job CSV (default: the shipped sample)")
+    gt.add_argument("-o", "--output", required=True)
+    gt.add_argument("--force", action="store_true")
+    gt.set_defaults(handler=_generate_themis, expected=False)
     return p
 
 
@@ -316,6 +327,15 @@ def _generate_ogasched(args: argparse.Namespace) -> int:
     return _save_generated(inst, args)
 
 
+def _generate_themis(args: argparse.Namespace) -> int:
+    from mlsched.instance.generators.themis import generate_themis
+
+    _refuse_overwrite(args.output, args.force)
+    inst = generate_themis(workload=args.workload, gpus=args.gpus, seed=args.seed, load=args.load, p_net=args.p_net,
+                           trace=args.trace, cluster=args.cluster)
+    return _save_generated(inst, args)
+
+
 def _refuse_overwrite(path: str, force: bool) -> None:
     if Path(path).exists() and not force:
         raise UsageError(f"{path}: exists; pass --force to overwrite it")
@@ -328,7 +348,8 @@ def _save_generated(inst: Any, args: argparse.Namespace, **solve_options: Any) -
         from mlsched.expected import with_expected
         inst = with_expected(inst, **solve_options)
     save(inst, args.output, force=True)
-    print(f"wrote {args.output}: {inst.family} instance {inst.name!r}, horizon {inst.horizon}")
+    detail = f"horizon {inst.horizon}" if hasattr(inst, "horizon") else inst.describe()
+    print(f"wrote {args.output}: {inst.family} instance {inst.name!r}, {detail}")
     return 0
 
 

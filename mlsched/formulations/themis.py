@@ -10,6 +10,14 @@ rho_cap = max(1e4, 10 x the largest finite rho of the round) (A5).
                     sum_i sum_{b : g in b} y_ib <= 1     for every offered GPU g
                     y_ib in {0, 1}                       (relax=True: y_ib in [0, 1], (R1))
 
+In canonical mode (§1.8, A7) a bundle stands for a machine-count vector: its GPUs are one
+representative choice, and the GPU rows become one row per machine m,
+sum_i sum_b |b ∩ m| y_ib <= free_m; concrete GPUs are assigned after the solve.
+
+The auction solves the program through HiGHS's direct interface (:func:`pf_arrays`, spec §2.3
+speed guidance); :func:`build_pf` is the same program in Pyomo, for inspection, model export and
+the cross-check in the tests.
+
 The optimum Phi* maximises the Nash social welfare prod_i v_i. Among optimal allocations the one
 with the fewest GPUs is taken by a second solve (minimize sum |b| y_ib with sum phi y >= Phi* -
 1e-9 max(1, |Phi*|)), A8. Hidden payment (§2.3): with Phi*_{-i} the optimum without bidder i,
@@ -22,13 +30,15 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pyomo.environ as pyo
 
 from mlsched.errors import MlschedError
-from mlsched.solve import Built, Status, solve
+from mlsched.solve import ArrayProgram, Built, Status, solve_arrays
 
 RHO_CAP_FLOOR = 1e4
 
@@ -56,16 +66,25 @@ def log_values(tables: Sequence[BidTable]) -> list[list[float]]:
     return [[-math.log(r if math.isfinite(r) else cap) for _, r in table] for table in tables]
 
 
+def _usage(bundle: frozenset[int], group_of: Mapping[int, int] | None) -> Counter[int]:
+    """Units of each capacity row a bundle uses: its GPUs, or its GPUs per machine (canonical mode)."""
+    return Counter(bundle if group_of is None else (group_of[g] for g in bundle))
+
+
 def build_pf(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered: Sequence[int], *,
-             relax: bool = False) -> Built:
+             relax: bool = False, group_of: Mapping[int, int] | None = None) -> Built:
+    """(P-PF); ``group_of`` maps each offered GPU to its machine for per-machine capacity rows."""
     tick = time.perf_counter()
     m = pyo.ConcreteModel(name="themis_pf")
     rows = [(i, b) for i, table in enumerate(tables) for b in range(len(table))]
     m.y = pyo.Var(rows, domain=pyo.UnitInterval if relax else pyo.Binary)
     m.obj = pyo.Objective(expr=sum(phi[i][b] * m.y[i, b] for i, b in rows), sense=pyo.maximize)
     m.one = pyo.Constraint(range(len(tables)), rule=lambda _, i: sum(m.y[i, b] for b in range(len(tables[i]))) == 1)
-    holders = {g: [(i, b) for i, b in rows if g in tables[i][b][0]] for g in offered}
-    m.gpu = pyo.Constraint([g for g in offered if holders[g]], rule=lambda _, g: sum(m.y[i, b] for i, b in holders[g]) <= 1)
+    capacity = _usage(frozenset(offered), group_of)
+    usage = {(i, b): _usage(tables[i][b][0], group_of) for i, b in rows}
+    users = {key: [(ib, n) for ib, use in usage.items() for k, n in use.items() if k == key] for key in capacity}
+    m.gpu = pyo.Constraint([k for k in capacity if users[k]],
+                           rule=lambda _, k: sum(n * m.y[ib] for ib, n in users[k]) <= capacity[k])
 
     def extract() -> list[int]:
         return [max(range(len(table)), key=lambda b: m.y[i, b].value or 0.0) for i, table in enumerate(tables)]
@@ -104,43 +123,87 @@ def hidden_payments(phi_star: float, own: Sequence[float], won: Sequence[bool],
     return payments, without
 
 
-def _optimum(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered: Sequence[int]) -> tuple[float, Built]:
-    built = build_pf(tables, phi, offered)
-    report = solve(built)
+def pf_arrays(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered: Sequence[int], *,
+              group_of: Mapping[int, int] | None = None, relax: bool = False) -> ArrayProgram:
+    """(P-PF) as arrays for HiGHS's direct interface: the same rows as :func:`build_pf`."""
+    capacity = _usage(frozenset(offered), group_of)
+    keys = {k: r for r, k in enumerate(capacity, start=len(tables))}
+    start, index, value = [0], [], []
+    for i, table in enumerate(tables):
+        for bundle, _ in table:
+            use = _usage(bundle, group_of)
+            index += [i, *(keys[k] for k in use)]
+            value += [1.0, *map(float, use.values())]
+            start.append(len(index))
+    n = len(start) - 1
+    return ArrayProgram(cost=np.array([v for row in phi for v in row]), col_lower=np.zeros(n), col_upper=np.ones(n),
+                        row_lower=np.concatenate([np.ones(len(tables)), np.full(len(keys), -np.inf)]),
+                        row_upper=np.concatenate([np.ones(len(tables)), [float(capacity[k]) for k in keys]]),
+                        a_start=np.array(start), a_index=np.array(index), a_value=np.array(value),
+                        integer=not relax, sense="max")
+
+
+def _rows(tables: Sequence[BidTable], x: np.ndarray) -> list[int]:
+    rows, col = [], 0
+    for table in tables:
+        rows.append(int(np.argmax(x[col:col + len(table)])))
+        col += len(table)
+    return rows
+
+
+def _optimum(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered: Sequence[int],
+             group_of: Mapping[int, int] | None = None) -> tuple[float, ArrayProgram]:
+    program = pf_arrays(tables, phi, offered, group_of=group_of)
+    report = solve_arrays(program)
     if report.status is not Status.OPTIMAL:
         raise MlschedError(f"PF auction program not solved: {report.status.value} {report.message}")
-    return float(report.objective), built
+    return float(report.objective), program
 
 
-def _fewest_gpus(built: Built, tables: Sequence[BidTable], phi_star: float) -> list[int]:
-    m = built.model
-    m.obj.deactivate()
-    m.keep = pyo.Constraint(expr=m.obj.expr >= phi_star - 1e-9 * max(1.0, abs(phi_star)))
-    m.size = pyo.Objective(expr=sum(len(tables[i][b][0]) * m.y[i, b] for i, b in m.y.index_set()), sense=pyo.minimize)
-    built.sense = "min"
-    report = solve(built)
+def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: float) -> list[int]:
+    """Among allocations with welfare >= Phi* - 1e-9 max(1, |Phi*|), one with the fewest GPUs (A8)."""
+    n = len(program.cost)
+    welfare_row = len(program.row_lower)
+    index = np.insert(program.a_index, program.a_start[1:], welfare_row)
+    value = np.insert(program.a_value, program.a_start[1:], program.cost)
+    tiebreak = ArrayProgram(
+        cost=np.array([float(len(bundle)) for table in tables for bundle, _ in table]),
+        col_lower=program.col_lower, col_upper=program.col_upper,
+        row_lower=np.append(program.row_lower, phi_star - 1e-9 * max(1.0, abs(phi_star))),
+        row_upper=np.append(program.row_upper, np.inf),
+        a_start=program.a_start + np.arange(n + 1), a_index=index, a_value=value, integer=True, sense="min")
+    report = solve_arrays(tiebreak)
     if report.status is not Status.OPTIMAL:
         raise MlschedError(f"PF tie-break re-solve failed: {report.status.value}")
-    return report.schedule
+    return _rows(tables, report.schedule)
 
 
-def pa_auction(tables: Sequence[BidTable], offered: Sequence[int]) -> AuctionResult:
-    """The PF allocation with the fewest GPUs, hidden payments c_i and the LP bound (R1)."""
+def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: Mapping[int, int] | None = None,
+               lp_bound: bool = True) -> AuctionResult:
+    """The PF allocation with the fewest GPUs, hidden payments c_i and the LP bound (R1).
+
+    With ``group_of`` (GPU -> machine) bundles are machine-count vectors (canonical mode); the
+    returned bundles are then the representatives and must be mapped to concrete GPUs."""
     phi = log_values(tables)
-    phi_star, built = _optimum(tables, phi, offered)
-    rows = _fewest_gpus(built, tables, phi_star)
+    if len(tables) == 1:   # a lone bidder takes its best row (fewest GPUs among ties) and pays nothing (A4)
+        best = max(range(len(tables[0])), key=lambda b: (phi[0][b], -len(tables[0][b][0])))
+        return AuctionResult(phi_star=phi[0][best], rows=[best], bundles=[tables[0][best][0]], payments=[1.0],
+                             phi_without=[0.0], lp_bound=phi[0][best])
+    phi_star, program = _optimum(tables, phi, offered, group_of)
+    rows = _fewest_gpus(program, tables, phi_star)
     chosen = sum(phi[i][b] for i, b in enumerate(rows))
 
     def optimum_without(i: int) -> float:
         return _optimum([t for j, t in enumerate(tables) if j != i], [p for j, p in enumerate(phi) if j != i],
-                        offered)[0]
+                        offered, group_of)[0]
 
     own = [phi[i][b] for i, b in enumerate(rows)]
     payments, without = hidden_payments(chosen, own, [bool(tables[i][b][0]) for i, b in enumerate(rows)],
                                         optimum_without)
-    lp = solve(build_pf(tables, phi, offered, relax=True))
+    relaxed = pf_arrays(tables, phi, offered, group_of=group_of, relax=True)
+    lp = solve_arrays(relaxed).objective if lp_bound else math.nan
     return AuctionResult(phi_star=chosen, rows=rows, bundles=[tables[i][b][0] for i, b in enumerate(rows)],
-                         payments=payments, phi_without=without, lp_bound=float(lp.objective))
+                         payments=payments, phi_without=without, lp_bound=float(lp))
 
 
 @dataclass

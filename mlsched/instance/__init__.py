@@ -19,13 +19,17 @@ from mlsched.instance.cluster_jobs import ClusterJobsInstance, Job, Server, read
 from mlsched.instance.fields import Fields, Problems
 from mlsched.instance.multi_server import FAMILY as MULTI_SERVER
 from mlsched.instance.multi_server import MultiServerInstance, read_multi_server
+from mlsched.instance.themis import FAMILY as THEMIS
+from mlsched.instance.themis import ThemisApp, ThemisInstance, ThemisJob, read_themis
 
 FORMAT = "mlsched/v1"
 
-Instance = ClusterJobsInstance | MultiServerInstance
-READERS: dict[str, Callable[[Fields], Any]] = {CLUSTER_JOBS: read_cluster_jobs, MULTI_SERVER: read_multi_server}
+Instance = ClusterJobsInstance | MultiServerInstance | ThemisInstance
+READERS: dict[str, Callable[[Fields], Any]] = {CLUSTER_JOBS: read_cluster_jobs, MULTI_SERVER: read_multi_server,
+                                               THEMIS: read_themis}
 
-__all__ = ["FORMAT", "Instance", "ClusterJobsInstance", "Job", "MultiServerInstance", "Server", "load", "loads",
+__all__ = ["FORMAT", "Instance", "ClusterJobsInstance", "Job", "MultiServerInstance", "Server", "ThemisApp",
+           "ThemisInstance", "ThemisJob", "load", "loads",
            "from_dict", "save", "dumps"]
 
 

@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from mlsched.errors import UsageError
-from mlsched.formulations.themis import AuctionResult, Bidder, exhaustive_bids, pa_auction
+from mlsched.formulations.themis import Bidder
+from mlsched.online.themis.bids import AuctionOutcome, exhaustive_auction
 
 REALIZATIONS = ("stochastic", "floor", "lottery")
+SUBSET_SEARCH_MAX = 256   # largest number of k-subsets searched for the best one
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class RoundApp:
 @dataclass
 class RoundOutcome:
     participants: list[int]
-    auction: AuctionResult | None
+    auction: AuctionOutcome | None
     grants: dict[int, frozenset[int]] = field(default_factory=dict)
     leftover_grants: dict[int, frozenset[int]] = field(default_factory=dict)
     idle: frozenset[int] = frozenset()
@@ -67,33 +69,47 @@ def realise(bidder: Bidder, bundle: frozenset[int], c: float, mode: str, rng: np
         return bundle
     if keep == 0:
         return frozenset()
+    if math.comb(len(bundle), keep) > SUBSET_SEARCH_MAX:   # too many subsets: keep a consolidated prefix
+        return frozenset(sorted(bundle)[:keep])
     return min((frozenset(s) for s in itertools.combinations(sorted(bundle), keep)), key=lambda s: bidder.rho(s))
 
 
+Auction = Callable[[Sequence[Bidder], Sequence[int], Sequence[int]], AuctionOutcome]
+
+
 def arbiter_round(apps: Sequence[RoundApp], offered: Sequence[int], *, fairness_knob: float = 0.8,
-                  realization: str = "stochastic", seed: int = 0) -> RoundOutcome:
-    """One round over the offered GPUs (exhaustive bids: for small offers)."""
-    rng = np.random.default_rng(seed)
-    chosen = participants(apps, fairness_knob, len(offered))
+                  realization: str = "stochastic", seed: int | np.random.Generator = 0,
+                  auction: Auction | None = None, cap_participants: bool = True) -> RoundOutcome:
+    """One round over the offered GPUs. ``auction(bidders, offered, app_indices)`` runs the PA
+    auction among the participants (default: exhaustive bids, for small offers)."""
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    chosen = participants(apps, fairness_knob, len(offered) if cap_participants else len(apps))
     outcome = RoundOutcome(participants=chosen, auction=None)
     leftover = set(offered)
     unmet = [a.bidder.unmet for a in apps]
     if chosen:
-        tables = [exhaustive_bids(apps[i].bidder, offered) for i in chosen]
-        outcome.auction = pa_auction(tables, offered)
+        run = auction or (lambda bidders, gpus, _: exhaustive_auction(bidders, gpus))
+        outcome.auction = run([apps[i].bidder for i in chosen], offered, chosen)
         for i, bundle, c in zip(chosen, outcome.auction.bundles, outcome.auction.payments):
             kept = realise(apps[i].bidder, bundle, c, realization, rng)
             if kept:
                 outcome.grants[i] = kept
                 unmet[i] -= len(kept)
             leftover -= kept
-    unfiltered = [i for i in range(len(apps)) if i not in chosen]
+    _allocate_leftover(outcome, sorted(leftover), [i for i in range(len(apps)) if i not in chosen], unmet, rng)
+    return outcome
+
+
+def _allocate_leftover(outcome: RoundOutcome, leftover: list[int], unfiltered: list[int], unmet: list[int],
+                       rng: np.random.Generator) -> None:
+    """Each leftover GPU in pool order to a uniformly drawn unfiltered app with unmet demand, else
+    to a participant with unmet demand (fallback), else it stays idle (A3)."""
     grants: dict[int, set[int]] = {}
     idle = set()
-    for gpu in sorted(leftover):
+    for gpu in leftover:
         pool = [i for i in unfiltered if unmet[i] > 0]
         if not pool:
-            pool = [i for i in chosen if unmet[i] > 0]
+            pool = [i for i in outcome.participants if unmet[i] > 0]
             outcome.fallback_used |= bool(pool)
         if not pool:
             idle.add(gpu)
@@ -103,4 +119,3 @@ def arbiter_round(apps: Sequence[RoundApp], offered: Sequence[int], *, fairness_
         unmet[winner] -= 1
     outcome.leftover_grants = {i: frozenset(g) for i, g in grants.items()}
     outcome.idle = frozenset(idle)
-    return outcome

@@ -92,16 +92,29 @@ def assign(gpus: Sequence[int], counts: Sequence[int], topology: GpuTopology) ->
     return out
 
 
+def placement(phase: Phase, gpus: Sequence[int], topology: GpuTopology,
+              profile: Sequence[float]) -> list[tuple[int, float]]:
+    """(GPUs, slowdown S_j) per job when k >= number of jobs (§1.7 steps 1 and 3)."""
+    counts = split(phase.work, phase.caps, len(gpus))
+    sets = assign(list(gpus)[:sum(counts)], counts, topology)
+    return [(g, profile[topology.level(s)]) for g, s in zip(counts, sets)]
+
+
 def phase_time(phase: Phase, gpus: Sequence[int], topology: GpuTopology, profile: Sequence[float]) -> float:
     k = len(gpus)
     if k == 0:
         return math.inf
     if k < len(phase.work):
         return lpt_makespan(phase.work, k)
-    counts = split(phase.work, phase.caps, k)
-    used = sum(counts)
-    sets = assign(list(gpus)[:used] if used < k else gpus, counts, topology)
-    return max(w * profile[topology.level(s)] / g for w, g, s in zip(phase.work, counts, sets))
+    return max(w * slowdown / g for w, (g, slowdown) in zip(phase.work, placement(phase, gpus, topology, profile)))
+
+
+def placement_score(app: App, gpus: Sequence[int], topology: GpuTopology) -> float:
+    """Mean 1/S_j over the current phase's jobs under G (1.0 when jobs run one GPU each)."""
+    phase = app.phases[0]
+    if len(gpus) < len(phase.work):
+        return 1.0
+    return float(np.mean([1.0 / s for _, s in placement(phase, gpus, topology, app.profile)]))
 
 
 def rho(app: App, gpus: Sequence[int], topology: GpuTopology) -> float:

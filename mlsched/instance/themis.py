@@ -1,0 +1,213 @@
+"""The ``themis`` instance family: apps made of ML training jobs on a racks/machines/slots/GPUs
+cluster (Themis spec §1.1-1.3).
+
+File layout::
+
+    {"format": "mlsched/v1", "family": "themis", "name": "...",
+     "cluster": {"machines": [{"rack": 0, "slots": [2, 2]}, ...]},
+     "apps": [{"name": "a0", "arrival": 0.0, "profile": [1, 1, 1.5, 2.0], "model": "resnet50",
+               "phases": [[{"iterations": 100, "tau": 0.5, "cap": 2}, ...], ...]}, ...],
+     "expected": {...}, "meta": {...}}
+
+An app is a list of phases run one after the other; the jobs of a phase run concurrently and the
+phase ends when its last job ends (successive halving, §1.2 (b)). A single-job app has one phase of
+one job; a performance-curve-stopping app has one phase of several jobs. Job work is
+``iterations * tau`` serial GPU-seconds; a job runs on 1..cap GPUs at rate g / S(G) (eq. 1).
+``profile`` is the placement slowdown s = (s0, s1, s2, s3) by placement level, non-decreasing,
+s0 = 1 (§1.3). Arrival times are seconds.
+
+Reading (``read_themis``): ``rack`` (integer >= 0) and ``slots`` (GPUs per slot, positive
+integers) are required per machine; an app's ``name`` defaults to ``a{position}`` and must not
+repeat, ``profile`` defaults to UNKNOWN_PROFILE, ``model`` (a profile name) is optional; unknown
+fields are rejected. ``to_dict`` writes every field, so files round-trip losslessly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, ClassVar
+
+from mlsched.instance.fields import Fields, _kind
+from mlsched.instance.gpu_topology import GpuTopology
+
+FAMILY = "themis"
+COMPUTE_PROFILE = (1.0, 1.0, 1.0, 1.0)        # A10
+NETWORK_PROFILE = (1.0, 1.0, 1.5, 2.0)        # A10
+UNKNOWN_PROFILE = (1.0, 1.0, 1.1, 1.3)        # §1.3 crude defaults
+
+
+@dataclass(frozen=True)
+class ThemisJob:
+    iterations: float
+    tau: float                     # serial seconds per iteration on one GPU
+    cap: int                       # d_j: most GPUs the job can use
+
+    @property
+    def work(self) -> float:
+        """Serial GPU-seconds W_j = iterations * tau."""
+        return self.iterations * self.tau
+
+
+@dataclass(frozen=True)
+class ThemisApp:
+    name: str
+    arrival: float
+    phases: tuple[tuple[ThemisJob, ...], ...]
+    profile: tuple[float, float, float, float] = UNKNOWN_PROFILE
+    model: str | None = None
+
+    @property
+    def demand(self) -> int:
+        """D_a: the largest sum of job caps over phases (A12)."""
+        return max(sum(j.cap for j in phase) for phase in self.phases)
+
+    @property
+    def work(self) -> float:
+        return sum(j.work for phase in self.phases for j in phase)
+
+    @property
+    def num_jobs(self) -> int:
+        return sum(len(phase) for phase in self.phases)
+
+
+@dataclass(frozen=True)
+class ThemisInstance:
+    name: str
+    topology: GpuTopology
+    apps: tuple[ThemisApp, ...]
+    expected: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    family: ClassVar[str] = FAMILY
+
+    @property
+    def num_gpus(self) -> int:
+        return self.topology.num_gpus
+
+    @cached_property
+    def arrival_order(self) -> tuple[int, ...]:
+        """App indices by (arrival, index)."""
+        return tuple(sorted(range(len(self.apps)), key=lambda a: (self.apps[a].arrival, a)))
+
+    def describe(self) -> str:
+        jobs = sum(a.num_jobs for a in self.apps)
+        return (f"{len(self.apps)} apps ({jobs} jobs), {self.num_gpus} GPUs on {len(self.topology.machines)} machines "
+                f"in {len({r for r, _ in self.topology.machines})} racks")
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "format": "mlsched/v1", "family": FAMILY, "name": self.name,
+            "cluster": {"machines": [{"rack": rack, "slots": list(slots)} for rack, slots in self.topology.machines]},
+            "apps": [_app_dict(a) for a in self.apps],
+        }
+        if self.expected:
+            data["expected"] = dict(self.expected)
+        if self.meta:
+            data["meta"] = dict(self.meta)
+        return data
+
+
+def _app_dict(app: ThemisApp) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": app.name, "arrival": app.arrival, "profile": list(app.profile)}
+    if app.model is not None:
+        data["model"] = app.model
+    data["phases"] = [[{"iterations": j.iterations, "tau": j.tau, "cap": j.cap} for j in phase] for phase in app.phases]
+    return data
+
+
+_TOP = {"format", "family", "name", "cluster", "apps", "expected", "meta"}
+_APP_KEYS = {"name", "arrival", "profile", "model", "phases"}
+_JOB_KEYS = {"iterations", "tau", "cap"}
+
+
+def read_themis(top: Fields) -> ThemisInstance:
+    """Validate a themis document; every problem is recorded on ``top.problems``."""
+    top.unknown_keys(_TOP)
+    cluster = top.obj("cluster")
+    cluster.unknown_keys({"machines"})
+    machines = []
+    for f in cluster.objects("machines", min_items=1):
+        f.unknown_keys({"rack", "slots"})
+        machines.append((int(f.number("rack", integer=True, minimum=0)), _slots(f)))
+    apps = []
+    names: set[str] = set()
+    for n, f in enumerate(top.objects("apps", min_items=1)):
+        f.unknown_keys(_APP_KEYS)
+        name = f.string("name", default=f"a{n}")
+        if name in names:
+            f.problems.add(f"{f.path}.name", f"repeats the name {name!r}")
+        names.add(name)
+        apps.append(ThemisApp(
+            name=name, arrival=float(f.number("arrival", minimum=0)), phases=_phases(f), profile=_profile(f),
+            model=f.string("model", default=None),
+        ))
+    extras = []
+    for key in ("expected", "meta"):
+        value = top.raw(key, {})
+        if not isinstance(value, dict):
+            top.problems.add(key, "must be an object")
+            value = {}
+        extras.append(value)
+    return ThemisInstance(name=top.string("name", default="unnamed"), topology=GpuTopology(tuple(machines)),
+                          apps=tuple(apps), expected=extras[0], meta=extras[1])
+
+
+def _slots(f: Fields) -> tuple[int, ...]:
+    """GPUs per slot: a non-empty list of positive integers."""
+    value = f.raw("slots")
+    path = f"{f.path}.slots"
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        f.problems.add(path, "must be a non-empty list of GPU counts per slot")
+        return ()
+    slots = []
+    for i, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            f.problems.add(f"{path}[{i}]", f"must be a positive integer (GPUs in the slot), got {_kind(v)}")
+        else:
+            slots.append(v)
+    return tuple(slots) if len(slots) == len(value) else ()
+
+
+def _profile(f: Fields) -> tuple[float, float, float, float]:
+    """Placement slowdown (s0, s1, s2, s3): s0 = 1, non-decreasing (§1.3)."""
+    value = f.raw("profile", None)
+    if value is None:
+        return UNKNOWN_PROFILE
+    path = f"{f.path}.profile"
+    if (not isinstance(value, list) or len(value) != 4
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)):
+        f.problems.add(path, "must be a list of 4 finite numbers (slowdown by placement level)")
+        return UNKNOWN_PROFILE
+    s = tuple(float(v) for v in value)
+    if s[0] != 1:
+        f.problems.add(path, f"s0 (one slot) must be 1, got {s[0]:g}")
+    elif any(b < a for a, b in zip(s, s[1:])):
+        f.problems.add(path, f"must be non-decreasing, got {', '.join(f'{v:g}' for v in s)}")
+    return s  # type: ignore[return-value]
+
+
+def _phases(f: Fields) -> tuple[tuple[ThemisJob, ...], ...]:
+    value = f.raw("phases")
+    path = f"{f.path}.phases"
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        f.problems.add(path, "must be a non-empty list of phases (each a non-empty list of jobs)")
+        return ()
+    phases = []
+    for p, phase in enumerate(value):
+        if not isinstance(phase, list) or not phase:
+            f.problems.add(f"{path}[{p}]", "must be a non-empty list of jobs")
+            continue
+        jobs = []
+        for j, raw in enumerate(phase):
+            job = Fields(raw, f"{path}[{p}][{j}]", f.problems)
+            job.unknown_keys(_JOB_KEYS)
+            jobs.append(ThemisJob(iterations=float(job.number("iterations", greater_than=0)),
+                                  tau=float(job.number("tau", greater_than=0)),
+                                  cap=int(job.number("cap", integer=True, minimum=1))))
+        phases.append(tuple(jobs))
+    return tuple(phases)

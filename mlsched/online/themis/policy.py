@@ -1,0 +1,91 @@
+"""The Themis arbiter as a policy of the event simulator (Themis spec §3.2).
+
+At every round each active app reports rho_cur = rho_i(H_i) from its valuation (step 1, A21); the
+top 1 - f by rho_cur with unmet demand take part (§2.5), bid (canonical bundles, or the exact
+count DP when every participant's rho depends on its GPU count only), the PA auction allocates
+and charges hidden payments (§2.2-2.3), each winner keeps its fraction c_i of its bundle (A1) and
+the leftover goes to the other apps at random (§2.6). Leases are the simulator's.
+
+Lies (Fig. 18, §5.7): an app in ``lies`` with factor X reports S' = S (1 + X) for placements of
+level >= 2 and S' = max(0.05, S (1 - X)) for level <= 1, in its bids and in its step-1 reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from mlsched.errors import UsageError
+from mlsched.formulations.themis import Bidder
+from mlsched.instance.themis import ThemisInstance
+from mlsched.online.themis.arbiter import REALIZATIONS, RoundApp, arbiter_round
+from mlsched.online.themis.bids import AUCTION_MODES, BIDS_MAX, auction_for
+from mlsched.sim.event_engine import AppView, RoundView, SimOptions
+
+
+def lie_profile(profile: Sequence[float], factor: float) -> tuple[float, ...]:
+    """The slowdowns a liar reports (§5.7 lie model)."""
+    return tuple(max(0.05, s * (1 - factor)) if level <= 1 else s * (1 + factor) for level, s in enumerate(profile))
+
+
+def count_only(app: AppView) -> bool:
+    """Whether the app's rho depends only on its GPU count: no slowdown at any level, or every job
+    runs on one GPU (level 0)."""
+    return all(s == 1.0 for s in app.app.profile) or all(j.cap == 1 for p in app.app.phases for j in p)
+
+
+class Themis:
+    name = "themis"
+
+    def __init__(self, *, fairness_knob: float = 0.8, realization: str = "stochastic", seed: int = 0,
+                 auction: str = "auto", bids_max: int = BIDS_MAX, cap_participants: bool = True,
+                 lies: Mapping[int, float] | None = None) -> None:
+        if realization not in REALIZATIONS:
+            raise UsageError(f"unknown realisation {realization!r}; choose one of {', '.join(REALIZATIONS)}")
+        if auction not in AUCTION_MODES:
+            raise UsageError(f"unknown auction mode {auction!r}; choose one of {', '.join(AUCTION_MODES)}")
+        if not 0.0 <= fairness_knob <= 1.0:
+            raise UsageError(f"the fairness knob f must lie in [0, 1], got {fairness_knob}")
+        self.fairness_knob = fairness_knob
+        self.realization = realization
+        self.seed = seed
+        self.auction_mode = auction
+        self.bids_max = bids_max
+        self.cap_participants = cap_participants
+        self.lies = dict(lies or {})
+
+    def start(self, instance: ThemisInstance, options: SimOptions) -> None:
+        self.instance = instance
+        self.rng = np.random.default_rng(self.seed)
+        self.stats = {"auctions": 0, "count_auctions": 0, "canonical_auctions": 0, "exhaustive_auctions": 0,
+                      "bids": 0, "mean_payment": 0.0, "fallback_rounds": 0}
+        self._payments: list[float] = []
+
+    def _reported(self, app: AppView) -> tuple[float, ...] | None:
+        factor = self.lies.get(app.index)
+        return None if factor is None else lie_profile(app.app.profile, factor)
+
+    def round(self, view: RoundView) -> dict[int, frozenset[int]]:
+        round_apps = []
+        for app in view.apps:
+            profile = self._reported(app)
+            bidder = Bidder(str(app.index), lambda b, app=app, p=profile: app.rho(b, p), app.unmet)
+            round_apps.append(RoundApp(bidder, app.rho(frozenset(), profile), app.start))
+        by_position = {i: app for i, app in enumerate(view.apps)}
+        run = auction_for(self.auction_mode, self.instance.topology, lambda i: count_only(by_position[i]),
+                          bids_max=self.bids_max)
+        outcome = arbiter_round(round_apps, view.free, fairness_knob=self.fairness_knob, realization=self.realization,
+                                seed=self.rng, auction=run, cap_participants=self.cap_participants)
+        if outcome.auction is not None and len(outcome.participants) > 1:
+            self.stats["auctions"] += 1
+            self.stats[f"{outcome.auction.mode}_auctions"] += 1
+            self.stats["bids"] += outcome.auction.bids
+            self._payments += outcome.auction.payments
+            self.stats["mean_payment"] = float(np.mean(self._payments))
+        self.stats["fallback_rounds"] += int(outcome.fallback_used)
+        grants: dict[int, frozenset[int]] = {}
+        for part in (outcome.grants, outcome.leftover_grants):
+            for i, gpus in part.items():
+                grants[view.apps[i].index] = grants.get(view.apps[i].index, frozenset()) | gpus
+        return grants

@@ -1,0 +1,129 @@
+"""Independent checker of a Themis-family run record (Themis spec §3.3, §4 T8).
+
+It re-derives every claim from the record alone (GPU holdings and job intervals) and the
+instance, without the engine's state:
+
+- every GPU id exists and no GPU is held by two apps at once;
+- an app holds GPUs only between its arrival and its finish, never more than its demand D_a;
+- each job interval runs on GPUs its app holds throughout, at most the job's cap, disjoint from
+  the app's other jobs running at the same time, with the slowdown s[level(G)] of its placement;
+- phases run in order, every job's work is delivered (sum of (end - resume) |G| / S), and the
+  app's finish is the end of its last job.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from mlsched.errors import MlschedError
+from mlsched.sim.event_engine import ThemisRun
+
+TIME_TOL = 1e-6
+WORK_TOL = 1e-6
+
+
+class RunViolation(MlschedError):
+    def __init__(self, policy: str, violations: list[str]) -> None:
+        shown = "; ".join(violations[:5]) + (f"; and {len(violations) - 5} more" if len(violations) > 5 else "")
+        super().__init__(f"{policy}: run record violates the model: {shown}")
+        self.violations = violations
+
+
+def check_run(run: ThemisRun) -> list[str]:
+    inst = run.instance
+    problems: list[str] = []
+    by_gpu: dict[int, list[tuple[float, float, int]]] = defaultdict(list)
+    by_app_gpu: dict[tuple[int, int], list[tuple[float, float]]] = defaultdict(list)
+    for h in run.holdings:
+        if not 0 <= h.gpu < inst.num_gpus:
+            problems.append(f"app {h.app} holds unknown GPU {h.gpu}")
+            continue
+        app = inst.apps[h.app]
+        if h.start < app.arrival - TIME_TOL or h.end > run.finish[h.app] + TIME_TOL or h.end < h.start:
+            problems.append(f"app {h.app} holds GPU {h.gpu} over [{h.start}, {h.end}] outside its lifetime")
+        by_gpu[h.gpu].append((h.start, h.end, h.app))
+        by_app_gpu[h.app, h.gpu].append((h.start, h.end))
+    for gpu, spans in by_gpu.items():
+        spans.sort()
+        for (_, e0, a0), (s1, _, a1) in zip(spans, spans[1:]):
+            if s1 < e0 - TIME_TOL:
+                problems.append(f"GPU {gpu} held by apps {a0} and {a1} at once near t = {s1}")
+    problems += _demand(run)
+    problems += _jobs(run, by_app_gpu)
+    return problems
+
+
+def _demand(run: ThemisRun) -> list[str]:
+    """Sweep each app's holdings: never more than D_a at once."""
+    out = []
+    events: dict[int, list[tuple[float, int]]] = defaultdict(list)
+    for h in run.holdings:
+        events[h.app] += [(h.start, 1), (h.end, -1)]
+    for a, evs in events.items():
+        held = np.cumsum([d for _, d in sorted(evs, key=lambda e: (e[0], e[1]))])
+        if held.size and held.max() > run.instance.apps[a].demand:
+            out.append(f"app {a} holds {held.max()} GPUs, above its demand {run.instance.apps[a].demand}")
+    return out
+
+
+def _covered(spans: list[tuple[float, float]], start: float, end: float) -> bool:
+    """Whether the union of ``spans`` covers [start, end]."""
+    reach = start
+    for s, e in sorted(spans):
+        if s > reach + TIME_TOL:
+            break
+        reach = max(reach, e)
+    return reach >= end - TIME_TOL
+
+
+def _jobs(run: ThemisRun, by_app_gpu: dict[tuple[int, int], list[tuple[float, float]]]) -> list[str]:
+    inst = run.instance
+    out = []
+    delivered: dict[tuple[int, int, int], float] = defaultdict(float)
+    phase_span: dict[tuple[int, int], list[float]] = {}
+    running: dict[int, list[tuple[float, float, frozenset[int]]]] = defaultdict(list)
+    for iv in run.jobs:
+        app = inst.apps[iv.app]
+        job = app.phases[iv.phase][iv.job]
+        label = f"app {iv.app} phase {iv.phase} job {iv.job}"
+        if len(iv.gpus) > job.cap:
+            out.append(f"{label} runs on {len(iv.gpus)} GPUs, above its cap {job.cap}")
+        expected = app.profile[inst.topology.level(iv.gpus)]
+        if not math.isclose(iv.slowdown, expected):
+            out.append(f"{label} runs with slowdown {iv.slowdown}, its placement gives {expected}")
+        for g in iv.gpus:
+            if not _covered(by_app_gpu.get((iv.app, g), []), iv.start, iv.end):
+                out.append(f"{label} runs on GPU {g} over [{iv.start}, {iv.end}] without holding it")
+        delivered[iv.app, iv.phase, iv.job] += max(0.0, iv.end - iv.resume) * len(iv.gpus) / iv.slowdown
+        span = phase_span.setdefault((iv.app, iv.phase), [math.inf, -math.inf])
+        span[0], span[1] = min(span[0], iv.start), max(span[1], iv.end)
+        running[iv.app].append((iv.start, iv.end, iv.gpus))
+    for a, ivs in running.items():
+        ivs.sort(key=lambda x: x[0])
+        for i, (_, e0, g0) in enumerate(ivs):
+            for s1, _, g1 in ivs[i + 1:]:
+                if s1 >= e0 - TIME_TOL:
+                    break
+                if g0 & g1:
+                    out.append(f"app {a} runs two jobs on GPUs {sorted(g0 & g1)} at once near t = {s1}")
+    for a, app in enumerate(inst.apps):
+        for p, phase in enumerate(app.phases):
+            for j, job in enumerate(phase):
+                if delivered[a, p, j] < job.work * (1 - WORK_TOL):
+                    out.append(f"app {a} phase {p} job {j} got {delivered[a, p, j]:.6g} of {job.work:.6g} GPU-seconds")
+            if p > 0 and (a, p) in phase_span and (a, p - 1) in phase_span:
+                if phase_span[a, p][0] < phase_span[a, p - 1][1] - TIME_TOL:
+                    out.append(f"app {a} phase {p} starts before phase {p - 1} ends")
+        last = phase_span.get((a, len(app.phases) - 1))
+        if last is None or not math.isclose(last[1], run.finish[a], rel_tol=1e-9, abs_tol=TIME_TOL):
+            out.append(f"app {a} finish {run.finish[a]} is not the end of its last job")
+    return out
+
+
+def assert_valid_run(run: ThemisRun) -> None:
+    problems = check_run(run)
+    if problems:
+        raise RunViolation(run.policy, problems)

@@ -1,0 +1,410 @@
+"""Event-driven simulator of the Themis family (Themis spec §1.4, §1.7, §3.3).
+
+Apps arrive over continuous time; a GPU given to an app carries a lease that expires ``lease``
+seconds later and returns it to the free pool. Events are app arrivals, lease expiries and job
+(hence phase and app) completions. At each event time the engine
+
+1. advances every running job: job j of an app progresses at g_j / S_j serial GPU-seconds per
+   second (eq. 1) once its restart overhead has passed;
+2. applies the events: completions free their app's GPUs at once, an app that can no longer use
+   some GPUs (its demand dropped) releases them at once (A17), expiries return GPUs to the pool;
+3. if the free pool is non-empty and some active app has unmet demand, asks the policy for one
+   round of grants of free GPUs (arrivals trigger a round only then, A19);
+4. re-splits every app whose GPU set or job set changed (§1.7 steps 1-3): with k >= n jobs alive
+   each job gets one GPU and the rest go to the largest w_j / g_j below its cap, GPUs by best-fit
+   consolidation; with k < n the k jobs with the most remaining work run on one GPU each (LPT).
+   A job whose GPU set changes pays ``restart_overhead`` seconds before progressing (A18).
+
+Finish-time fairness (§1.5): T_id = W / min(R_C, D_a) * N_avg with N_avg the time-weighted mean
+number of active apps over the app's lifetime, itself included (A11); ``tid_mode="exact_share"``
+uses W / min(R_C / N_avg, D_a) instead (A13). rho_final = (T_finish - T_start) / T_id.
+GPU time integrates the GPUs allocated to apps, restart overhead included (A20).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from mlsched.errors import MlschedError, UsageError
+from mlsched.instance.themis import ThemisApp, ThemisInstance
+from mlsched.online.themis.rho import App as RhoApp
+from mlsched.online.themis.rho import Phase, assign, rho, split
+
+TID_MODES = ("paper", "exact_share")
+DONE_TOLERANCE = 1e-9   # relative: a job with remaining work below this share of its work is done
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    lease: float = 600.0               # L, seconds (§1.4: 10 min)
+    restart_overhead: float = 0.0      # seconds per GPU-set change of a job (A18)
+    tid_mode: str = "paper"            # A13
+    max_time: float = math.inf         # stop (with an error) if apps are still running then
+
+    def __post_init__(self) -> None:
+        if not self.lease > 0:
+            raise UsageError(f"the lease must be positive, got {self.lease}")
+        if self.restart_overhead < 0:
+            raise UsageError(f"the restart overhead must be >= 0, got {self.restart_overhead}")
+        if self.tid_mode not in TID_MODES:
+            raise UsageError(f"unknown tid_mode {self.tid_mode!r}; choose one of {', '.join(TID_MODES)}")
+
+
+@dataclass(frozen=True)
+class JobInterval:
+    """Job ``job`` of phase ``phase`` of app ``app`` ran on ``gpus`` over [start, end), progressing
+    from ``resume`` on at ``len(gpus) / slowdown`` GPU-seconds per second."""
+
+    app: int
+    phase: int
+    job: int
+    start: float
+    end: float
+    resume: float
+    gpus: frozenset[int]
+    slowdown: float
+
+
+@dataclass(frozen=True)
+class Holding:
+    """App ``app`` held ``gpu`` over [start, end)."""
+
+    app: int
+    gpu: int
+    start: float
+    end: float
+
+
+@dataclass
+class ThemisRun:
+    instance: ThemisInstance
+    policy: str
+    options: SimOptions
+    finish: np.ndarray                  # per app
+    t_id: np.ndarray                    # per app, with N_avg over its lifetime
+    holdings: list[Holding]
+    jobs: list[JobInterval]
+    rounds: int = 0
+    round_seconds: list[float] = field(default_factory=list)
+    stats: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def rho(self) -> np.ndarray:
+        arrival = np.array([a.arrival for a in self.instance.apps])
+        return (self.finish - arrival) / self.t_id
+
+    @property
+    def gpu_time(self) -> float:
+        return float(sum(h.end - h.start for h in self.holdings))
+
+
+class AppView:
+    """What a policy may know about one active app at a round."""
+
+    def __init__(self, state: _AppState, engine: EventEngine) -> None:
+        self._state = state
+        self._engine = engine
+        self.index = state.index
+        self.app = state.app
+        self.start = state.app.arrival
+        self.holdings = frozenset(state.holdings)
+        self.unmet = max(0, state.demand() - len(state.holdings))
+        self.service = state.service
+        self.remaining_work = state.remaining_work()
+        self._estimators: dict[tuple[float, ...] | None, RhoApp] = {}
+
+    @property
+    def t_id(self) -> float:
+        return self._engine.t_id(self._state, self._engine.now)
+
+    def estimator(self, profile: Sequence[float] | None = None) -> RhoApp:
+        """The §1.7 estimator's view of this app now; ``profile`` overrides its slowdowns (lies)."""
+        key = tuple(profile) if profile is not None else None
+        if key not in self._estimators:
+            self._estimators[key] = self._build_estimator(profile)
+        return self._estimators[key]
+
+    def _build_estimator(self, profile: Sequence[float] | None) -> RhoApp:
+        s = self._state
+        alive = [j for j in range(len(s.remaining)) if s.remaining[j] > 0]
+        current = Phase(tuple(float(s.remaining[j]) for j in alive), tuple(s.phase_jobs()[j].cap for j in alive))
+        future = tuple(Phase(tuple(j.work for j in p), tuple(j.cap for j in p)) for p in s.app.phases[s.phase + 1:])
+        return RhoApp((current, *future), t_id=self.t_id, elapsed=self._engine.now - self.start,
+                      profile=tuple(profile or s.app.profile))
+
+    def rho(self, bundle: frozenset[int] = frozenset(), profile: Sequence[float] | None = None) -> float:
+        """rho_i(H_i U bundle) (§1.5): +inf without GPUs."""
+        return rho(self.estimator(profile), sorted(self.holdings | bundle), self._engine.instance.topology)
+
+
+@dataclass
+class RoundView:
+    now: float
+    free: list[int]                     # pool order
+    apps: list[AppView]                 # active apps by (arrival, index)
+    lease: float
+
+
+class EventPolicy(Protocol):
+    name: str
+
+    def start(self, instance: ThemisInstance, options: SimOptions) -> None:
+        """Reset all state for a run."""
+
+    def round(self, view: RoundView) -> dict[int, frozenset[int]]:
+        """Grants of free GPUs: app index -> GPUs, disjoint, within each app's unmet demand."""
+
+
+@dataclass
+class _AppState:
+    index: int
+    app: ThemisApp
+    phase: int = 0
+    remaining: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    holdings: dict[int, float] = field(default_factory=dict)      # gpu -> lease expiry
+    held_since: dict[int, float] = field(default_factory=dict)
+    job_gpus: list[frozenset[int]] = field(default_factory=list)
+    job_since: list[float] = field(default_factory=list)
+    resume: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    rate: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    slowdown: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    service: float = 0.0
+    cum_at_arrival: float = 0.0
+    finish: float | None = None
+
+    def phase_jobs(self) -> tuple:
+        return self.app.phases[self.phase]
+
+    def enter_phase(self, phase: int) -> None:
+        self.phase = phase
+        jobs = self.app.phases[phase]
+        self.remaining = np.array([j.work for j in jobs], dtype=float)
+        self.job_gpus = [frozenset()] * len(jobs)
+        self.job_since = [0.0] * len(jobs)
+        self.resume = np.zeros(len(jobs))
+        self.rate = np.zeros(len(jobs))
+        self.slowdown = np.ones(len(jobs))
+
+    def demand(self) -> int:
+        """GPUs the app can use now: the caps of its alive jobs."""
+        return sum(j.cap for j, r in zip(self.phase_jobs(), self.remaining) if r > 0)
+
+    def remaining_work(self) -> float:
+        return float(self.remaining.sum()) + sum(j.work for p in self.app.phases[self.phase + 1:] for j in p)
+
+
+class EventEngine:
+    """One simulation of ``policy`` over ``instance``; call :meth:`run`."""
+
+    def __init__(self, instance: ThemisInstance, policy: EventPolicy, options: SimOptions) -> None:
+        self.instance = instance
+        self.policy = policy
+        self.options = options
+        self.now = 0.0
+        self.cum_active = 0.0           # integral of N_active
+        self.states = [_AppState(a, app) for a, app in enumerate(instance.apps)]
+        self.free: set[int] = set(range(instance.num_gpus))
+        self.active: list[int] = []
+        self.expiries: list[tuple[float, int, int]] = []   # (time, gpu, app)
+        self.holdings: list[Holding] = []
+        self.job_log: list[JobInterval] = []
+        self.rounds = 0
+        self.round_seconds: list[float] = []
+        self.finish_t_id = np.full(len(instance.apps), math.nan)
+
+    # --- finish-time fairness -------------------------------------------------------------
+    def n_avg(self, s: _AppState, t: float) -> float:
+        if t <= s.app.arrival:
+            return float(len(self.active))
+        return (self.cum_active - s.cum_at_arrival) / (t - s.app.arrival)
+
+    def t_id(self, s: _AppState, t: float) -> float:
+        app, gpus, n = s.app, self.instance.num_gpus, self.n_avg(s, t)
+        if self.options.tid_mode == "paper":
+            return app.work / min(gpus, app.demand) * n
+        return app.work / min(gpus / n, app.demand)
+
+    # --- the loop -------------------------------------------------------------------------
+    def run(self) -> ThemisRun:
+        self.policy.start(self.instance, self.options)
+        order = list(self.instance.arrival_order)
+        next_arrival = 0
+        while next_arrival < len(order) or self.active:
+            t_next = min(self.instance.apps[order[next_arrival]].arrival if next_arrival < len(order) else math.inf,
+                         self.expiries[0][0] if self.expiries else math.inf,
+                         self._next_completion())
+            if not math.isfinite(t_next):
+                raise MlschedError(f"{self.policy.name}: simulation stalled at t = {self.now:.1f} s with "
+                                   f"{len(self.active)} apps unfinished and {len(self.free)} free GPUs")
+            if t_next > self.options.max_time:
+                raise MlschedError(f"{self.policy.name}: apps still running at max_time = {self.options.max_time} s")
+            self._advance(t_next)
+            touched = self._completions()
+            touched |= self._expiries()
+            while next_arrival < len(order) and self.instance.apps[order[next_arrival]].arrival <= self.now:
+                self._arrive(order[next_arrival])
+                next_arrival += 1
+            touched |= self._round()
+            for a in sorted(touched):
+                if self.states[a].finish is None:
+                    self._resplit(self.states[a])
+        return ThemisRun(self.instance, self.policy.name, self.options,
+                         finish=np.array([s.finish for s in self.states], dtype=float), t_id=self.finish_t_id,
+                         holdings=self.holdings, jobs=self.job_log, rounds=self.rounds, round_seconds=self.round_seconds,
+                         stats=getattr(self.policy, "stats", {}))
+
+    def _next_completion(self) -> float:
+        best = math.inf
+        for a in self.active:
+            s = self.states[a]
+            running = s.rate > 0
+            if running.any():
+                done_at = np.maximum(s.resume[running], self.now) + s.remaining[running] / s.rate[running]
+                best = min(best, float(done_at.min()))
+        return best
+
+    def _advance(self, t: float) -> None:
+        dt = t - self.now
+        for a in self.active:
+            s = self.states[a]
+            progress = s.rate * np.clip(t - np.maximum(s.resume, self.now), 0.0, dt)
+            done_at = np.maximum(s.resume, self.now) + np.divide(s.remaining, s.rate, out=np.full_like(s.rate, math.inf),
+                                                                 where=s.rate > 0)
+            s.remaining = np.where(done_at <= t * (1 + 1e-12), 0.0, np.maximum(s.remaining - progress, 0.0))
+            s.service += len(s.holdings) * dt
+        self.cum_active += len(self.active) * dt
+        self.now = t
+
+    def _arrive(self, a: int) -> None:
+        s = self.states[a]
+        s.enter_phase(0)
+        s.cum_at_arrival = self.cum_active
+        self.active.append(a)
+        self.active.sort(key=lambda i: (self.instance.apps[i].arrival, i))
+
+    def _completions(self) -> set[int]:
+        touched = set()
+        for a in list(self.active):
+            s = self.states[a]
+            work = np.array([j.work for j in s.phase_jobs()])
+            finished = (s.remaining <= DONE_TOLERANCE * work) & (s.rate > 0)
+            if not finished.any():
+                continue
+            s.remaining[finished] = 0.0
+            touched.add(a)
+            self._close_jobs(s, np.flatnonzero(finished))
+            if s.remaining.max() <= 0.0:
+                if s.phase + 1 == len(s.app.phases):
+                    self._finish(s)
+                    continue
+                s.enter_phase(s.phase + 1)
+            if len(s.holdings) > s.demand():   # A17: release what the app can no longer use
+                keep = self._split(s, sorted(s.holdings))[1]
+                self._release(s, [g for g in list(s.holdings) if g not in keep])
+        return touched
+
+    def _finish(self, s: _AppState) -> None:
+        s.finish = self.now
+        self.finish_t_id[s.index] = self.t_id(s, self.now)
+        self._release(s, list(s.holdings))
+        self.active.remove(s.index)
+
+    def _expiries(self) -> set[int]:
+        touched = set()
+        while self.expiries and self.expiries[0][0] <= self.now:
+            when, gpu, a = heapq.heappop(self.expiries)
+            s = self.states[a]
+            if s.holdings.get(gpu) == when:
+                self._release(s, [gpu])
+                touched.add(a)
+        return touched
+
+    def _release(self, s: _AppState, gpus: Sequence[int]) -> None:
+        for g in gpus:
+            self.holdings.append(Holding(s.index, g, s.held_since.pop(g), self.now))
+            del s.holdings[g]
+            self.free.add(g)
+
+    def _round(self) -> set[int]:
+        if not self.free or not any(self.states[a].demand() > len(self.states[a].holdings) for a in self.active):
+            return set()
+        tick = time.perf_counter()
+        view = RoundView(self.now, sorted(self.free), [AppView(self.states[a], self) for a in self.active],
+                         self.options.lease)
+        grants = self.policy.round(view)
+        self.round_seconds.append(time.perf_counter() - tick)
+        self.rounds += 1
+        unmet = {v.index: v.unmet for v in view.apps}
+        given: set[int] = set()
+        for a, gpus in grants.items():
+            if a not in unmet or len(gpus) > unmet[a] or not gpus <= self.free or gpus & given:
+                raise MlschedError(f"{self.policy.name}: invalid grant to app {a} at t = {self.now}: "
+                                   f"{sorted(gpus)} (unmet {unmet.get(a)}, free {len(self.free)})")
+            given |= gpus
+            s = self.states[a]
+            for g in gpus:
+                s.holdings[g] = self.now + self.options.lease
+                s.held_since[g] = self.now
+                heapq.heappush(self.expiries, (self.now + self.options.lease, g, a))
+            self.free -= gpus
+        return {a for a, gpus in grants.items() if gpus}
+
+    # --- execution rule (§1.7) --------------------------------------------------------------
+    def _split(self, s: _AppState, gpus: list[int]) -> tuple[list[frozenset[int]], frozenset[int]]:
+        """GPU set per job of the current phase, and the GPUs used."""
+        jobs = s.phase_jobs()
+        alive = [j for j in range(len(jobs)) if s.remaining[j] > 0]
+        sets: list[frozenset[int]] = [frozenset()] * len(jobs)
+        if len(gpus) >= len(alive):
+            counts = split([float(s.remaining[j]) for j in alive], [jobs[j].cap for j in alive], len(gpus))
+            for j, chosen in zip(alive, assign(gpus, counts, self.instance.topology)):
+                sets[j] = frozenset(chosen)
+        else:   # LPT: the jobs with the most remaining work run, one GPU each
+            longest = sorted(alive, key=lambda j: (-s.remaining[j], j))[: len(gpus)]
+            for j, g in zip(longest, gpus):
+                sets[j] = frozenset([g])
+        used = frozenset().union(*sets)
+        return sets, used
+
+    def _resplit(self, s: _AppState) -> None:
+        sets, _ = self._split(s, sorted(s.holdings))
+        topology, profile = self.instance.topology, s.app.profile
+        changed = [j for j in range(len(sets)) if sets[j] != s.job_gpus[j]]
+        self._close_jobs(s, changed)
+        for j in changed:
+            s.job_gpus[j] = sets[j]
+            s.job_since[j] = self.now
+            if sets[j]:
+                s.slowdown[j] = profile[topology.level(sets[j])]
+                s.rate[j] = len(sets[j]) / s.slowdown[j]
+                s.resume[j] = self.now + self.options.restart_overhead
+            else:
+                s.rate[j] = 0.0
+
+    def _close_jobs(self, s: _AppState, jobs: Sequence[int] | range | np.ndarray) -> None:
+        for j in jobs:
+            j = int(j)
+            if s.job_gpus[j]:
+                self.job_log.append(JobInterval(s.index, s.phase, j, s.job_since[j], self.now,
+                                                min(max(float(s.resume[j]), s.job_since[j]), self.now),
+                                                s.job_gpus[j], float(s.slowdown[j])))
+                s.job_gpus[j] = frozenset()
+                s.rate[j] = 0.0
+
+
+def simulate(instance: ThemisInstance, policy: EventPolicy, options: SimOptions | None = None, *,
+             check: bool = True) -> ThemisRun:
+    """Run ``policy`` over ``instance``; the record is checked independently unless ``check=False``."""
+    from mlsched.sim.event_check import assert_valid_run
+
+    result = EventEngine(instance, policy, options or SimOptions()).run()
+    if check:
+        assert_valid_run(result)
+    return result

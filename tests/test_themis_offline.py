@@ -1,0 +1,280 @@
+"""Themis offline optimum O1 (spec §5.6): oracle T11, an exhaustive enumeration of slotted
+schedules on tiny clusters, placement slowdowns, the LP bound, arrivals, infeasible horizons and
+the FIFO-based denominators (A27)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from fractions import Fraction
+from functools import cache
+
+import numpy as np
+import pytest
+
+from mlsched.errors import UsageError
+from mlsched.formulations.themis_offline import (
+    build_offline,
+    check_schedule,
+    fifo_completions,
+    fifo_t_id,
+    offline_data,
+    slot_rounded_rho,
+    solve_offline,
+)
+from mlsched.instance.gpu_topology import GpuTopology
+from mlsched.instance.themis import ThemisApp, ThemisInstance, ThemisJob
+from mlsched.solve import Status
+
+
+def make_app(name, arrival, work, cap, spread=1.0, cross=None):
+    profile = (1.0, 1.0, float(spread), float(cross if cross is not None else max(spread, 1.0)))
+    return ThemisApp(name, float(arrival), ((ThemisJob(float(work), 1.0, cap),),), profile)
+
+
+def make_instance(machines, apps):
+    """``machines``: [(rack, GPUs)], one slot per machine."""
+    return ThemisInstance("o1-test", GpuTopology(tuple((r, (k,)) for r, k in machines)), tuple(apps))
+
+
+# ---------------------------------------------------------------------------------------------
+# T11
+
+
+@pytest.mark.parametrize(("work", "cap", "slot", "t_id"), [
+    (100.0, 2, 10.0, 50.0),     # ceil(100 / 20) = 5 slots
+    (100.0, 3, 10.0, 40.0),     # ceil(100 / 30) = 4 slots
+    (30.0, 4, 7.5, 12.0),       # exactly one slot
+    (61.0, 1, 20.0, 70.0),      # ceil(61 / 20) = 4 slots
+])
+def test_t11_single_app_rho(work, cap, slot, t_id):
+    inst = make_instance([(0, 4), (0, 4)], [make_app("a", 0, work, cap, spread=1.5)])
+    result = solve_offline(inst, t_id=[t_id], slot=slot)
+    assert result.status is Status.OPTIMAL
+    expected = math.ceil(work / (cap * slot)) * slot / t_id
+    assert result.max_rho == pytest.approx(expected, abs=1e-12)
+    assert result.bound == pytest.approx(expected, abs=1e-9)
+    assert not check_schedule(offline_data(inst, slot=slot), _as_schedule(result))
+
+
+def _as_schedule(result):
+    from mlsched.formulations.themis_offline import OfflineSchedule
+    return OfflineSchedule(result.completion, result.schedule)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exhaustive enumeration, written without the MILP: every per-slot map of GPU counts per
+# machine to the apps, with exact rational progress.
+
+
+def enumerate_optimum(machines, apps, t_id, slot, horizon):
+    """Lexicographic min of (max_i (C_i - a_i) / T_id_i, sum_i C_i) over all slotted schedules;
+    (inf, inf) when no schedule finishes within the horizon. ``apps``: (a, W, d, s, s') as
+    Fractions; ``machines``: [(rack, GPUs)]."""
+    n = len(apps)
+    kappa = [k for _, k in machines]
+    rack_of = [r for r, _ in machines]
+
+    def speed(i, counts):
+        used = [m for m, c in enumerate(counts) if c]
+        total = sum(counts)
+        if len(used) <= 1:
+            return Fraction(total)
+        if len({rack_of[m] for m in used}) == 1:
+            return total / apps[i][3]
+        return total / apps[i][4]
+
+    def allocations(active):
+        per_machine = [[c for c in itertools.product(range(k + 1), repeat=len(active)) if sum(c) <= k]
+                       for k in kappa]
+        for choice in itertools.product(*per_machine):        # choice[m][j]: GPUs of machine m to active[j]
+            counts = {i: tuple(choice[m][j] for m in range(len(kappa))) for j, i in enumerate(active)}
+            if all(sum(c) <= apps[i][2] for i, c in counts.items()):
+                yield counts
+
+    @cache
+    def best(t, done, worst):
+        if all(w >= apps[i][1] for i, w in enumerate(done)):
+            return worst, Fraction(0)
+        if t == horizon:
+            return math.inf, math.inf
+        active = [i for i in range(n) if done[i] < apps[i][1] and slot * t >= apps[i][0]]
+        answer = (math.inf, math.inf)
+        for counts in allocations(active):
+            work = list(done)
+            new_worst, added = worst, Fraction(0)
+            for i, c in counts.items():
+                work[i] += slot * speed(i, c)
+                if work[i] >= apps[i][1]:
+                    finish = slot * (t + 1)
+                    added += finish
+                    new_worst = max(new_worst, (finish - apps[i][0]) / t_id[i])
+            rest = best(t + 1, tuple(work), new_worst)
+            answer = min(answer, (rest[0], rest[1] + added))
+        return answer
+
+    return best(0, tuple(Fraction(0) for _ in range(n)), Fraction(0))
+
+
+CLUSTERS = [[(0, 2)], [(0, 2), (0, 2)], [(0, 2), (1, 2)]]
+SLOWDOWNS = [(Fraction(1), Fraction(1)), (Fraction(3, 2), Fraction(3, 2)), (Fraction(3, 2), Fraction(3)),
+             (Fraction(2), Fraction(2)), (Fraction(5, 4), Fraction(3, 2))]
+
+
+def random_case(seed):
+    """2-3 apps on one or two 2-GPU machines (one or two racks), 3-5 slots of 10 s."""
+    rng = random.Random(seed)
+    machines = CLUSTERS[seed % len(CLUSTERS)]
+    n = 3 if len(machines) == 1 or seed % 4 == 1 else 2
+    horizon = rng.randint(4, 5) if len(machines) == 1 else (3 if n == 3 else rng.randint(3, 4))
+    apps = []
+    for _ in range(n):
+        s, s3 = rng.choice(SLOWDOWNS)
+        apps.append((Fraction(rng.choice([0, 0, 0, 5, 10])), Fraction(5 * rng.randint(1, 8)), rng.randint(1, 4), s, s3))
+    t_id = [Fraction(rng.randint(10, 60)) for _ in range(n)]
+    if seed % 6 == 5:          # short horizons: some cases have no schedule at all
+        horizon = 2
+    return machines, apps, t_id, Fraction(10), horizon
+
+
+BRUTE_SEEDS = range(20)
+
+
+@pytest.mark.parametrize("seed", BRUTE_SEEDS)
+def test_milp_matches_enumeration(seed):
+    machines, apps, t_id, slot, horizon = random_case(seed)
+    worst, total = enumerate_optimum(machines, apps, t_id, slot, horizon)
+    inst = make_instance(machines, [make_app(f"a{i}", a, w, d, s, s3) for i, (a, w, d, s, s3) in enumerate(apps)])
+    result = solve_offline(inst, t_id=[float(v) for v in t_id], slot=float(slot), horizon=horizon)
+    if worst == math.inf:
+        assert result.status is Status.INFEASIBLE and result.max_rho is None
+        return
+    assert result.status is Status.OPTIMAL, result.message
+    assert result.max_rho == pytest.approx(float(worst), abs=1e-9)
+    assert result.reports[0].objective == pytest.approx(float(worst), abs=1e-9)
+    assert float(result.completion.sum()) == pytest.approx(float(total), abs=1e-6)   # lexicographic tie-break
+    assert not check_schedule(offline_data(inst, slot=float(slot)), _as_schedule(result))
+
+
+def test_enumeration_covers_both_outcomes():
+    """The random cases include infeasible horizons and multi-machine, multi-rack clusters."""
+    outcomes = [enumerate_optimum(*random_case(seed))[0] == math.inf for seed in BRUTE_SEEDS]
+    assert any(outcomes) and not all(outcomes)
+    assert {len(random_case(seed)[0]) for seed in BRUTE_SEEDS} == {1, 2}
+
+
+# ---------------------------------------------------------------------------------------------
+# Placement slowdown, racks, LP bound, arrivals, horizon, errors
+
+
+@pytest.mark.parametrize(("spread", "slots", "spans"), [(1.5, 3, True), (2.5, 4, False)])
+def test_spread_app_progresses_at_x_over_s(spread, slots, spans):
+    """W = 80, d = 4 on two 2-GPU machines, Delta = 10: one machine gives 20 per slot (4 slots);
+    spreading gives 40 / s per slot, which wins when s < 2 (s = 1.5: 26.7 per slot, 3 slots)."""
+    inst = make_instance([(0, 2), (0, 2)], [make_app("a", 0, 80, 4, spread)])
+    result = solve_offline(inst, t_id=[10.0], slot=10.0)
+    assert result.status is Status.OPTIMAL
+    assert result.completion[0] == pytest.approx(10.0 * slots)
+    used = (result.schedule[0] > 0).sum(axis=1)
+    assert bool(used.max() == 2) is spans
+
+
+def test_cross_rack_slowdown():
+    """Two racks of one 2-GPU machine: spreading 4 GPUs runs at 4/s' (s' = 3: slower than 2 on one
+    machine; s' = 1.25: faster)."""
+    slow = make_instance([(0, 2), (1, 2)], [make_app("a", 0, 60, 4, 1.0, 3.0)])
+    fast = make_instance([(0, 2), (1, 2)], [make_app("a", 0, 60, 4, 1.0, 1.25)])
+    assert solve_offline(slow, t_id=[10.0], slot=10.0).completion[0] == pytest.approx(30.0)   # 20 per slot
+    assert solve_offline(fast, t_id=[10.0], slot=10.0).completion[0] == pytest.approx(20.0)   # 32 per slot
+
+
+def contended():
+    return make_instance([(0, 2), (0, 2)], [make_app("a", 0, 60, 3, 1.5), make_app("b", 0, 45, 2, 2.0),
+                                            make_app("c", 10, 30, 2, 1.5, 2.0)])
+
+
+def test_lp_relaxation_is_a_lower_bound():
+    inst = contended()
+    t_id = fifo_t_id(inst, slot=10.0)
+    exact = solve_offline(inst, t_id=t_id, slot=10.0)
+    lp = solve_offline(inst, t_id=t_id, slot=10.0, relax=True)
+    assert exact.status is Status.OPTIMAL and lp.status is Status.OPTIMAL
+    assert lp.bound <= exact.max_rho + 1e-9
+    weighted = solve_offline(inst, t_id=t_id, slot=10.0, lexicographic=False, verify=True)
+    assert weighted.reports[0].verified
+    assert weighted.bound <= exact.max_rho + 1e-9 <= weighted.max_rho + 2e-9
+
+
+def test_arrival_is_respected():
+    """a = 15, Delta = 10: slots 0 and 1 start before the arrival, so the app starts in slot 2."""
+    inst = make_instance([(0, 2)], [make_app("early", 0, 20, 1), make_app("late", 15, 20, 2)])
+    result = solve_offline(inst, t_id=[40.0, 10.0], slot=10.0)
+    assert result.status is Status.OPTIMAL
+    assert not result.schedule[1, :2].any()
+    assert result.completion[1] == pytest.approx(30.0)
+    assert result.max_rho == pytest.approx(max(20.0 / 40.0, (30.0 - 15.0) / 10.0))
+
+
+def test_short_horizon_is_a_status():
+    inst = make_instance([(0, 2)], [make_app("a", 0, 100, 2)])
+    result = solve_offline(inst, t_id=[50.0], slot=10.0, horizon=3)
+    assert result.status is Status.INFEASIBLE
+    assert result.max_rho is None and result.schedule is None
+
+
+def test_default_horizon_covers_fifo_and_optimum():
+    inst = contended()
+    data = offline_data(inst, slot=10.0)
+    t_id = np.array(fifo_t_id(inst, slot=10.0))
+    fifo = fifo_completions(data)
+    result = solve_offline(inst, t_id=t_id, slot=10.0)
+    assert result.horizon * 10.0 >= fifo.max()
+    assert result.max_rho <= np.max((fifo - data.arrival) / t_id) + 1e-12
+    longer = solve_offline(inst, t_id=t_id, slot=10.0, horizon=result.horizon + 3)
+    assert longer.max_rho == pytest.approx(result.max_rho, abs=1e-9)
+
+
+def test_fifo_t_id_by_hand():
+    """One 2-GPU machine, Delta = 10: a (W = 40, d = 2, a = 0) runs alone in slots 0-1 (C = 20);
+    b (W = 20, d = 2, a = 0) waits, then runs in slot 2 (C = 30). N_avg(a) = 2 over [0, 20];
+    N_avg(b) = (2*20 + 1*10) / 30 = 5/3."""
+    inst = make_instance([(0, 2)], [make_app("a", 0, 40, 2), make_app("b", 0, 20, 2)])
+    assert fifo_completions(offline_data(inst, slot=10.0)).tolist() == [20.0, 30.0]
+    assert fifo_t_id(inst, slot=10.0) == pytest.approx([40 / 2 * 2, 20 / 2 * 5 / 3])
+    assert fifo_t_id(inst, slot=10.0, mode="exact_share") == pytest.approx([40 / 1, 20 / (2 / (5 / 3))])
+    by_name = solve_offline(inst, t_id={"b": 10.0, "a": 20.0}, slot=10.0)
+    assert by_name.t_id.tolist() == [20.0, 10.0]
+
+
+def test_slot_rounded_rho():
+    assert slot_rounded_rho(12.0, 0.0, 20.0, 10.0) == pytest.approx(1.0)
+    assert slot_rounded_rho(30.0, 0.0, 20.0, 10.0) == pytest.approx(1.5)           # exact multiple
+    assert slot_rounded_rho(0.1 + 0.2 + 29.7, 0.0, 10.0, 10.0) == pytest.approx(3.0)
+    values = slot_rounded_rho(np.array([25.0, 41.0]), np.array([5.0, 0.0]), np.array([10.0, 50.0]), 10.0)
+    assert values == pytest.approx([2.0, 1.0])
+
+
+def test_multi_job_apps_are_rejected_unless_pooled():
+    sh = ThemisApp("sh", 0.0, ((ThemisJob(10, 1.0, 1), ThemisJob(10, 1.0, 1)), (ThemisJob(20, 1.0, 2),)),
+                   (1.0, 1.0, 1.0, 1.0))
+    inst = make_instance([(0, 2)], [sh])
+    with pytest.raises(UsageError, match="single-job"):
+        build_offline(inst, t_id=[10.0], slot=10.0)
+    pooled = solve_offline(inst, t_id=[10.0], slot=10.0, pool=True)    # 40 GPU-s on d = 2: 2 slots
+    assert pooled.status is Status.OPTIMAL and pooled.completion[0] == pytest.approx(20.0)
+
+
+def test_bad_arguments():
+    inst = make_instance([(0, 2)], [make_app("a", 0, 10, 1)])
+    with pytest.raises(UsageError):
+        build_offline(inst, t_id=[0.0], slot=10.0)
+    with pytest.raises(UsageError):
+        build_offline(inst, t_id=[1.0, 2.0], slot=10.0)
+    with pytest.raises(UsageError):
+        build_offline(inst, t_id={"b": 1.0}, slot=10.0)
+    with pytest.raises(UsageError):
+        build_offline(inst, t_id=[1.0], slot=0.0)
+    slotted = ThemisApp("s1", 0.0, ((ThemisJob(10, 1.0, 1),),), (1.0, 1.2, 1.5, 2.0))
+    with pytest.raises(UsageError, match="s1"):
+        build_offline(make_instance([(0, 2)], [slotted]), t_id=[1.0], slot=10.0)
