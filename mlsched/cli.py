@@ -225,6 +225,7 @@ def _run_study(args: argparse.Namespace, files: list[str]) -> pd.DataFrame:
 
 
 _TABLE_COLUMNS = ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "hindsight_opt",
+                  "max_rho", "median_rho", "jain", "gpu_hours", "placement_score", "max_rho_slotted",
                   "opt", "opt_bound", "ratio", "ratio_low", "ratio_high", "admitted", "completed", "jobs",
                   "wall_seconds"]
 
@@ -237,8 +238,9 @@ def _print_table(frame: pd.DataFrame) -> None:
     if "ratio_low" in table:
         table["ratio"] = ["-" if np.isnan(lo) else str(Ratio(lo, hi)) for lo, hi in zip(table["ratio_low"], table["ratio_high"])]
         table["opt"] = [_opt_text(o, b, s) for o, b, s in zip(table["opt"], table["opt_bound"], table["opt_status"])]
-    shown = [c for c in ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "opt", "ratio",
-                         "admitted", "completed", "wall_seconds", "two_alpha"] if c in table]
+    shown = [c for c in ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "max_rho",
+                         "jain", "gpu_hours", "placement_score", "max_rho_slotted", "opt", "ratio", "admitted",
+                         "completed", "wall_seconds", "two_alpha"] if c in table]
     if table["instance"].nunique() == 1:
         shown.remove("instance")
     print(table[shown].to_string(index=False, float_format=lambda x: f"{x:.4f}", na_rep="-"))
@@ -293,7 +295,9 @@ def _print_opt_note(frame: pd.DataFrame) -> None:
         else:
             note = f"NOT confirmed by {first['opt_verifier']}"
         print(f"OPT: exact optimum of the offline program, status {first['opt_status']}, {note}"
-              + ("; regret against the best fixed allocation in hindsight" if "regret" in frame else ""))
+              + ("; regret against the best fixed allocation in hindsight" if "regret" in frame else "")
+              + ("; ratio = ALG's slot-rounded max rho with FIFO's T_id / O1 (a slotted yardstick, not a bound "
+                 "on continuous-time runs)" if "max_rho_slotted" in frame else ""))
 
 
 def _study(args: argparse.Namespace) -> int:

@@ -12,8 +12,8 @@ import numpy as np
 
 from mlsched import sim
 from mlsched.errors import UsageError
-from mlsched.formulations import oasis, ogasched
-from mlsched.instance import ClusterJobsInstance, MultiServerInstance
+from mlsched.formulations import oasis, ogasched, themis_offline
+from mlsched.instance import ClusterJobsInstance, MultiServerInstance, ThemisInstance
 from mlsched.metrics import total_utility
 from mlsched.multiserver import LINEAR, ChannelModel
 from mlsched.solve import SolveReport, Status, relative_gap, solve
@@ -101,3 +101,28 @@ def _port_rewards(model: ChannelModel, y: np.ndarray) -> np.ndarray:
     """q_l(e_l, y) for every port l: its gain minus its dominant overhead."""
     gain = model.port_matrix @ model.utility(y).sum(axis=1)
     return gain - model.port_loads(y).max(axis=1)
+
+
+THEMIS_VARIANTS = ("o1",)
+THEMIS_SLOT = 600.0   # O1's slot = the default lease (spec §5.6)
+
+
+def exact_themis(instance: ThemisInstance, *, variant: str = "o1", relax: bool = False,
+                 time_limit: float | None = None, verify: bool | str = "auto") -> SolveReport:
+    """O1 (spec §5.6): the least max rho over slotted schedules, with FIFO's T_id as the fixed
+    denominators (A27) and slots of one default lease; or its LP relaxation (a lower bound).
+    Apps must have one job (O1 has one pool of work per app)."""
+    if variant not in THEMIS_VARIANTS:
+        raise UsageError(f"unknown Themis variant {variant!r}; choose one of {', '.join(THEMIS_VARIANTS)}")
+    t_id = themis_offline.fifo_t_id(instance, slot=THEMIS_SLOT)
+    built = themis_offline.build_offline(instance, t_id=t_id, slot=THEMIS_SLOT, relax=relax)
+    check = verify is True or (verify == "auto" and built.size["integer_variables"] <= VERIFY_MAX_INTEGERS)
+    result = themis_offline.solve_offline(instance, t_id=t_id, slot=THEMIS_SLOT, relax=relax, time_limit=time_limit,
+                                          verify=check)
+    first = result.reports[0]
+    objective = result.bound if relax else result.max_rho
+    return SolveReport(result.status, objective, result.bound, result.gap, first.build_seconds,
+                       sum(r.solve_seconds for r in result.reports), first.solver, relaxed=relax,
+                       message=result.message, verified=first.verified, verifier=first.verifier,
+                       verifier_objective=first.verifier_objective, verifier_bound=first.verifier_bound,
+                       schedule=result)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from mlsched.instance import ClusterJobsInstance
+from mlsched.sim.event_engine import ThemisRun
 from mlsched.sim.schedule import ClusterSchedule
 
 
@@ -75,5 +76,51 @@ def ratio(opt_low: float, opt_high: float, alg: float) -> Ratio:
     return Ratio(low=div(opt_low), high=div(opt_high))
 
 
+def cost_ratio(opt_low: float, opt_high: float, alg: float) -> Ratio:
+    """ALG / OPT for a cost (lower is better) from OPT's proven interval [opt_low, opt_high]."""
+    def div(a: float) -> float:
+        if a > 0:
+            return alg / a
+        return 1.0 if alg <= 0 else float("inf")
+    return Ratio(low=div(opt_high), high=div(opt_low))
+
+
 def _fmt(x: float) -> str:
     return "inf" if np.isinf(x) else f"{x:.4f}"
+
+
+def jain_index(values: np.ndarray) -> float:
+    """Jain's fairness index (sum x)^2 / (n sum x^2), in (0, 1]; 1 when all values are equal."""
+    x = np.asarray(values, dtype=float)
+    return float(x.sum() ** 2 / (len(x) * (x ** 2).sum())) if len(x) and (x ** 2).sum() > 0 else 1.0
+
+
+def placement_scores(run: ThemisRun) -> np.ndarray:
+    """1/S per (job, allocation interval), unweighted (Themis §5.5, A20)."""
+    return np.array([1.0 / iv.slowdown for iv in run.jobs])
+
+
+def app_table(run: ThemisRun) -> pd.DataFrame:
+    """One row per app: arrival, finish, completion time, T_id, rho_final, GPU time received."""
+    inst = run.instance
+    gpu_time = np.zeros(len(inst.apps))
+    for h in run.holdings:
+        gpu_time[h.app] += h.end - h.start
+    arrival = np.array([a.arrival for a in inst.apps])
+    return pd.DataFrame({"app": [a.name for a in inst.apps], "arrival": arrival, "finish": run.finish,
+                         "completion_time": run.finish - arrival, "t_id": run.t_id, "rho": run.rho,
+                         "gpu_time": gpu_time, "work": [a.work for a in inst.apps]})
+
+
+def themis_summary(run: ThemisRun) -> dict[str, float]:
+    """Finish-time fairness (max, median, share with rho <= 1, Jain), GPU time (GPU-hours),
+    placement score, mean app completion time, rounds and decision time (Themis §5.5)."""
+    rho = run.rho
+    seconds = np.array(run.round_seconds) if run.round_seconds else np.zeros(1)
+    scores = placement_scores(run)
+    return {"max_rho": float(rho.max()), "median_rho": float(np.median(rho)),
+            "sharing_incentive": float(np.mean(rho <= 1 + 1e-9)), "jain": jain_index(rho),
+            "gpu_hours": run.gpu_time / 3600, "placement_score": float(scores.mean()) if scores.size else 1.0,
+            "mean_act_hours": float(np.mean(run.finish - [a.arrival for a in run.instance.apps])) / 3600,
+            "rounds": run.rounds, "round_ms_median": float(np.median(seconds)) * 1e3,
+            "round_ms_p95": float(np.percentile(seconds, 95)) * 1e3}

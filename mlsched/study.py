@@ -21,6 +21,7 @@ import pandas as pd
 
 from mlsched.errors import MlschedError, UsageError
 from mlsched.instance import Instance, load
+from mlsched.metrics import cost_ratio as make_cost_ratio
 from mlsched.metrics import ratio as make_ratio
 from mlsched.solve import SolveReport, Status
 from mlsched.systems import System, get_system
@@ -105,7 +106,7 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
         if hasattr(policy, "theorem_bound"):
             row["regret_bound"] = policy.theorem_bound()
         if opt is not None:
-            row.update(_ratio_columns(opt, row[sysm.score_name]))
+            row.update(_ratio_columns(opt, row.get(sysm.ratio_score or sysm.score_name, np.nan), sysm.minimize))
         if regret_opt is not None and regret_opt.objective is not None:
             row["hindsight_opt"] = regret_opt.objective
             row["regret"] = regret_opt.objective - row[sysm.score_name]
@@ -113,16 +114,23 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
     return rows
 
 
-def _ratio_columns(opt: SolveReport, score: float) -> dict[str, Any]:
+def _ratio_columns(opt: SolveReport, score: float, minimize: bool = False) -> dict[str, Any]:
+    """OPT / ALG for values; ALG / OPT for costs (both >= 1 when ALG is no better than OPT)."""
     cols: dict[str, Any] = {"opt_status": opt.status.value, "opt": opt.objective, "opt_bound": opt.bound,
                             "opt_verified": opt.verified, "opt_verifier": opt.verifier,
                             "opt_seconds": opt.build_seconds + opt.solve_seconds}
     unusable = opt.status in (Status.INFEASIBLE, Status.UNBOUNDED, Status.ERROR)
-    if unusable or (opt.status is Status.NO_SOLUTION and opt.bound is None):
+    if unusable or (opt.status is Status.NO_SOLUTION and opt.bound is None) or np.isnan(score):
         cols.update(ratio_low=np.nan, ratio_high=np.nan, ratio=np.nan)
         return cols
-    low, high = _opt_interval(opt)
-    r = make_ratio(low, high, score)
+    if minimize:   # a cost: the incumbent is OPT's upper end, the bound its lower end
+        if opt.status is Status.OPTIMAL:
+            r = make_cost_ratio(opt.objective, opt.objective, score)  # type: ignore[arg-type]
+        else:
+            r = make_cost_ratio(opt.bound if opt.bound is not None else 0.0,
+                                opt.objective if opt.objective is not None else math.inf, score)
+    else:
+        r = make_ratio(*_opt_interval(opt), score)
     cols.update(ratio_low=r.low, ratio_high=r.high, ratio=r.low if r.is_point else np.nan)
     return cols
 

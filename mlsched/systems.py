@@ -28,6 +28,8 @@ class System:
     relaxable: bool = False
     ratio_variant: str | None = None
     regret_variant: str | None = None
+    minimize: bool = False          # the score is a cost (ratio = ALG / OPT) rather than a value (OPT / ALG)
+    ratio_score: str | None = None  # the row column compared with OPT, when not ``score_name``
 
     def policy(self, algorithm: str, *, seed: int = 0) -> Any:
         """A fresh policy object; ``seed`` is passed to policies that draw random numbers."""
@@ -85,8 +87,39 @@ def _ogasched() -> System:
                   ratio_variant="per_slot", regret_variant="hindsight")
 
 
-_FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis, "ogasched": _ogasched}
-_DEFAULT_FOR_FAMILY = {"cluster-jobs": "oasis", "multi-server": "ogasched"}
+def _themis() -> System:
+    from mlsched.baselines.greedy_rounds import THEMIS_BASELINES
+    from mlsched.exact import THEMIS_SLOT, THEMIS_VARIANTS, exact_themis
+    from mlsched.formulations import themis_offline
+    from mlsched.metrics import themis_summary
+    from mlsched.online.themis.policy import Themis
+    from mlsched.sim.event_engine import simulate
+
+    def evaluate(instance: Any, result: Any) -> dict[str, Any]:
+        row: dict[str, Any] = themis_summary(result)
+        if all(app.num_jobs == 1 for app in instance.apps):   # O1's domain: its score on O1's terms (A27)
+            t_id = themis_offline.fifo_t_id(instance, slot=THEMIS_SLOT)
+            arrival = [a.arrival for a in instance.apps]
+            row["max_rho_slotted"] = float(max(themis_offline.slot_rounded_rho(result.finish, arrival, t_id,
+                                                                               THEMIS_SLOT)))
+        return row
+
+    def build(instance: Any, *, variant: str = "o1", relax: bool = False) -> Built:
+        return themis_offline.build_offline(instance, t_id=themis_offline.fifo_t_id(instance, slot=THEMIS_SLOT),
+                                            slot=THEMIS_SLOT, relax=relax)
+
+    algorithms: dict[str, Callable[..., Any]] = {
+        "themis": Themis, "themis-floor": partial(Themis, realization="floor"),
+        "themis-uncapped": partial(Themis, cap_participants=False)}
+    algorithms.update(THEMIS_BASELINES)
+    return System(name="themis", family="themis", variants=THEMIS_VARIANTS, algorithms=algorithms,
+                  default_algorithms=("themis", *THEMIS_BASELINES), score_name="max_rho", exact=exact_themis,
+                  run=simulate, evaluate=evaluate, build=build, relaxable=True, minimize=True,
+                  ratio_score="max_rho_slotted")
+
+
+_FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis, "ogasched": _ogasched, "themis": _themis}
+_DEFAULT_FOR_FAMILY = {"cluster-jobs": "oasis", "multi-server": "ogasched", "themis": "themis"}
 
 
 def get_system(name: str | None = None, *, family: str | None = None) -> System:

@@ -13,6 +13,7 @@ instance, without the engine's state:
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import defaultdict
 
@@ -69,14 +70,24 @@ def _demand(run: ThemisRun) -> list[str]:
     return out
 
 
-def _covered(spans: list[tuple[float, float]], start: float, end: float) -> bool:
-    """Whether the union of ``spans`` covers [start, end]."""
-    reach = start
+def _merged(spans: list[tuple[float, float]]) -> tuple[list[float], list[float]]:
+    """The union of ``spans`` as disjoint intervals (starts, ends), touching spans joined."""
+    starts: list[float] = []
+    ends: list[float] = []
     for s, e in sorted(spans):
-        if s > reach + TIME_TOL:
-            break
-        reach = max(reach, e)
-    return reach >= end - TIME_TOL
+        if ends and s <= ends[-1] + TIME_TOL:
+            ends[-1] = max(ends[-1], e)
+        else:
+            starts.append(s)
+            ends.append(e)
+    return starts, ends
+
+
+def _covered(union: tuple[list[float], list[float]], start: float, end: float) -> bool:
+    """Whether one interval of the merged ``union`` covers [start, end]."""
+    starts, ends = union
+    k = bisect.bisect_right(starts, start + TIME_TOL) - 1
+    return k >= 0 and ends[k] >= end - TIME_TOL
 
 
 def _jobs(run: ThemisRun, by_app_gpu: dict[tuple[int, int], list[tuple[float, float]]]) -> list[str]:
@@ -84,7 +95,8 @@ def _jobs(run: ThemisRun, by_app_gpu: dict[tuple[int, int], list[tuple[float, fl
     out = []
     delivered: dict[tuple[int, int, int], float] = defaultdict(float)
     phase_span: dict[tuple[int, int], list[float]] = {}
-    running: dict[int, list[tuple[float, float, frozenset[int]]]] = defaultdict(list)
+    on_gpu: dict[tuple[int, int], list[tuple[float, float]]] = defaultdict(list)
+    held = {key: _merged(spans) for key, spans in by_app_gpu.items()}
     for iv in run.jobs:
         app = inst.apps[iv.app]
         job = app.phases[iv.phase][iv.job]
@@ -95,20 +107,18 @@ def _jobs(run: ThemisRun, by_app_gpu: dict[tuple[int, int], list[tuple[float, fl
         if not math.isclose(iv.slowdown, expected):
             out.append(f"{label} runs with slowdown {iv.slowdown}, its placement gives {expected}")
         for g in iv.gpus:
-            if not _covered(by_app_gpu.get((iv.app, g), []), iv.start, iv.end):
+            if not _covered(held.get((iv.app, g), ([], [])), iv.start, iv.end):
                 out.append(f"{label} runs on GPU {g} over [{iv.start}, {iv.end}] without holding it")
         delivered[iv.app, iv.phase, iv.job] += max(0.0, iv.end - iv.resume) * len(iv.gpus) / iv.slowdown
         span = phase_span.setdefault((iv.app, iv.phase), [math.inf, -math.inf])
         span[0], span[1] = min(span[0], iv.start), max(span[1], iv.end)
-        running[iv.app].append((iv.start, iv.end, iv.gpus))
-    for a, ivs in running.items():
-        ivs.sort(key=lambda x: x[0])
-        for i, (_, e0, g0) in enumerate(ivs):
-            for s1, _, g1 in ivs[i + 1:]:
-                if s1 >= e0 - TIME_TOL:
-                    break
-                if g0 & g1:
-                    out.append(f"app {a} runs two jobs on GPUs {sorted(g0 & g1)} at once near t = {s1}")
+        for g in iv.gpus:
+            on_gpu[iv.app, g].append((iv.start, iv.end))
+    for (a, g), spans in on_gpu.items():
+        spans.sort()
+        for (_, e0), (s1, _) in zip(spans, spans[1:]):
+            if s1 < e0 - TIME_TOL:
+                out.append(f"app {a} runs two jobs on GPU {g} at once near t = {s1}")
     for a, app in enumerate(inst.apps):
         for p, phase in enumerate(app.phases):
             for j, job in enumerate(phase):

@@ -117,8 +117,12 @@ class AppView:
         self.holdings = frozenset(state.holdings)
         self.unmet = max(0, state.demand() - len(state.holdings))
         self.service = state.service
-        self.remaining_work = state.remaining_work()
         self._estimators: dict[tuple[float, ...] | None, RhoApp] = {}
+
+    @property
+    def remaining_work(self) -> float:
+        """Serial GPU-seconds left over all jobs and phases."""
+        return self._state.remaining_work()
 
     @property
     def t_id(self) -> float:
@@ -178,6 +182,7 @@ class _AppState:
     service: float = 0.0
     cum_at_arrival: float = 0.0
     finish: float | None = None
+    demand_now: int = 0                 # caps of the alive jobs of the current phase
 
     def phase_jobs(self) -> tuple:
         return self.app.phases[self.phase]
@@ -191,10 +196,14 @@ class _AppState:
         self.resume = np.zeros(len(jobs))
         self.rate = np.zeros(len(jobs))
         self.slowdown = np.ones(len(jobs))
+        self.update_demand()
+
+    def update_demand(self) -> None:
+        """GPUs the app can use now: the caps of its alive jobs."""
+        self.demand_now = sum(j.cap for j, r in zip(self.phase_jobs(), self.remaining) if r > 0)
 
     def demand(self) -> int:
-        """GPUs the app can use now: the caps of its alive jobs."""
-        return sum(j.cap for j, r in zip(self.phase_jobs(), self.remaining) if r > 0)
+        return self.demand_now
 
     def remaining_work(self) -> float:
         return float(self.remaining.sum()) + sum(j.work for p in self.app.phases[self.phase + 1:] for j in p)
@@ -212,6 +221,7 @@ class EventEngine:
         self.states = [_AppState(a, app) for a, app in enumerate(instance.apps)]
         self.free: set[int] = set(range(instance.num_gpus))
         self.active: list[int] = []
+        self.holders: set[int] = set()                      # active apps holding GPUs (the only ones progressing)
         self.expiries: list[tuple[float, int, int]] = []   # (time, gpu, app)
         self.holdings: list[Holding] = []
         self.job_log: list[JobInterval] = []
@@ -262,7 +272,7 @@ class EventEngine:
 
     def _next_completion(self) -> float:
         best = math.inf
-        for a in self.active:
+        for a in self.holders:
             s = self.states[a]
             running = s.rate > 0
             if running.any():
@@ -272,7 +282,7 @@ class EventEngine:
 
     def _advance(self, t: float) -> None:
         dt = t - self.now
-        for a in self.active:
+        for a in self.holders:
             s = self.states[a]
             progress = s.rate * np.clip(t - np.maximum(s.resume, self.now), 0.0, dt)
             done_at = np.maximum(s.resume, self.now) + np.divide(s.remaining, s.rate, out=np.full_like(s.rate, math.inf),
@@ -291,13 +301,14 @@ class EventEngine:
 
     def _completions(self) -> set[int]:
         touched = set()
-        for a in list(self.active):
+        for a in sorted(self.holders):
             s = self.states[a]
             work = np.array([j.work for j in s.phase_jobs()])
             finished = (s.remaining <= DONE_TOLERANCE * work) & (s.rate > 0)
             if not finished.any():
                 continue
             s.remaining[finished] = 0.0
+            s.update_demand()
             touched.add(a)
             self._close_jobs(s, np.flatnonzero(finished))
             if s.remaining.max() <= 0.0:
@@ -331,6 +342,8 @@ class EventEngine:
             self.holdings.append(Holding(s.index, g, s.held_since.pop(g), self.now))
             del s.holdings[g]
             self.free.add(g)
+        if not s.holdings:
+            self.holders.discard(s.index)
 
     def _round(self) -> set[int]:
         if not self.free or not any(self.states[a].demand() > len(self.states[a].holdings) for a in self.active):
@@ -354,6 +367,8 @@ class EventEngine:
                 s.held_since[g] = self.now
                 heapq.heappush(self.expiries, (self.now + self.options.lease, g, a))
             self.free -= gpus
+            if gpus:
+                self.holders.add(a)
         return {a for a, gpus in grants.items() if gpus}
 
     # --- execution rule (§1.7) --------------------------------------------------------------
