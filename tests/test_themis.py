@@ -213,3 +213,34 @@ def test_t7_cole_identity_and_truthfulness_on_homogeneous_valuations():
         reported[1] = DivisibleBidder(100.0, 0.0, 800.0, 0.0, lie)
         out = divisible_pa(reported, gpus)
         assert out.payments[1] * (out.extra[1] * truth[1].t_id / truth[1].work) <= honest * (1 + 1e-5)
+
+
+def _allocations(n_bidders: int, offered: list[int], unmet: list[int]):
+    """Every map of the offered GPUs to bidders or nobody within the bidders' unmet demand."""
+    import itertools
+    for owners in itertools.product([None, *range(n_bidders)], repeat=len(offered)):
+        bundles = [frozenset(g for g, o in zip(offered, owners) if o == i) for i in range(n_bidders)]
+        if all(len(b) <= u for b, u in zip(bundles, unmet)):
+            yield bundles
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_section4_pf_allocation_is_pareto_efficient(seed):
+    """§4 PE: no allocation of R' makes every app at least as well off and one strictly better than
+    the PF allocation (all v_i(H_i U empty) > 0 here: every app holds a GPU)."""
+    rng = np.random.default_rng(100 + seed)
+    topology = GpuTopology(((0, (2,)), (0, (2,)), (1, (2,))))
+    offered = [1, 3, 4, 5]
+    held = [frozenset({0}), frozenset({2})]
+    apps = []
+    for n, h in enumerate(held):
+        app = App.single_job(float(rng.uniform(500, 5000)), int(rng.integers(2, 4)), cluster_gpus=6, n_avg=2.0,
+                             profile=NETWORK if rng.random() < 0.5 else (1.0, 1.0, 1.0, 1.0))
+        apps.append(bidder(str(n), app, topology, h))
+    tables = [exhaustive_bids(b, offered) for b in apps]
+    result = pa_auction(tables, offered)
+    value = [1.0 / b.rho(x) for b, x in zip(apps, result.bundles)]
+    for other in _allocations(len(apps), offered, [b.unmet for b in apps]):
+        alt = [1.0 / b.rho(x) for b, x in zip(apps, other)]
+        dominates = all(a >= v - 1e-12 for a, v in zip(alt, value)) and any(a > v + 1e-12 for a, v in zip(alt, value))
+        assert not dominates, (result.bundles, other)
