@@ -244,3 +244,49 @@ def test_section4_pf_allocation_is_pareto_efficient(seed):
         alt = [1.0 / b.rho(x) for b, x in zip(apps, other)]
         dominates = all(a >= v - 1e-12 for a, v in zip(alt, value)) and any(a > v + 1e-12 for a, v in zip(alt, value))
         assert not dominates, (result.bundles, other)
+
+
+def _misreports(profile: tuple[float, ...], rng: np.random.Generator):
+    """Spec §4's family M: S' = S (1 + X) on multi-machine placements and/or S' = max(0.05, S (1 - X))
+    on single-machine ones, X in {0.1, ..., 1.0}; random rho perturbations by [0.5, 2]; and (ours)
+    misreported scaling, rho' = rho |G|^p, which a mechanism without payments rewards."""
+    for x in np.round(np.arange(0.1, 1.01, 0.1), 1):
+        up = tuple(s * (1 + x) if level >= 2 else s for level, s in enumerate(profile))
+        down = tuple(max(0.05, s * (1 - x)) if level <= 1 else s for level, s in enumerate(profile))
+        both = tuple(max(0.05, s * (1 - x)) if level <= 1 else s * (1 + x) for level, s in enumerate(profile))
+        yield from (("profile", up), ("profile", down), ("profile", both))
+    for _ in range(5):
+        yield "noise", float(rng.uniform(0.5, 2.0))
+    for power in (-1.0, -0.5, 0.5, 1.0):
+        yield "scaling", power
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_t6_exact_strategy_proofness_with_fractional_realisation(seed):
+    """T6: with H = empty, E = 0 and fractional utility u_i = c_i v_i(G_i,pf), no misreport in M
+    raises an app's true utility (within 1e-9)."""
+    rng = np.random.default_rng(200 + seed)
+    topology = GpuTopology(((0, (1, 1)), (0, (1, 1)), (1, (1, 1))))
+    offered = sorted(rng.choice(6, size=int(rng.integers(3, 6)), replace=False).tolist())
+    apps = [App.single_job(float(rng.uniform(500, 5000)), int(rng.integers(1, 4)), cluster_gpus=6, n_avg=3.0,
+                           profile=NETWORK if rng.random() < 0.7 else (1.0, 1.0, 1.0, 1.0))
+            for _ in range(int(rng.integers(2, 4)))]
+    truth = [bidder(str(n), app, topology, frozenset()) for n, app in enumerate(apps)]
+
+    def utility(reports: list[Bidder], i: int) -> float:
+        result = pa_auction([exhaustive_bids(b, offered) for b in reports], offered)
+        bundle = result.bundles[i]
+        return result.payments[i] / truth[i].rho(bundle) if bundle else 0.0
+
+    for i, app in enumerate(apps):
+        honest = utility(truth, i)
+        for kind, lie in _misreports(app.profile, rng):
+            if kind == "profile":
+                liar = bidder(str(i), App(app.phases, app.t_id, app.elapsed, lie), topology, frozenset())
+            elif kind == "noise":
+                liar = Bidder(str(i), lambda b, f=lie, t=truth[i]: t.rho(b) * f, truth[i].unmet)
+            else:
+                liar = Bidder(str(i), lambda b, p=lie, t=truth[i]: t.rho(b) * max(len(b), 1) ** p, truth[i].unmet)
+            reports = list(truth)
+            reports[i] = liar
+            assert utility(reports, i) <= honest * (1 + 1e-9) + 1e-12, (i, kind, lie)

@@ -1,0 +1,125 @@
+"""Themis decision speed: (a) one PA auction with hidden payments, 20 bidding apps with
+placement-sensitive (network-intensive) profiles and canonical bundles, on the 64-GPU testbed and
+on a 64-GPU offer of a multi-rack simulator cluster (goal: median < 100 ms, p95 < 500 ms; the
+paper: 354 ms median, 1398 ms p95 with Gurobi); (b) a full simulated Workload 1 run of Themis on the
+64-GPU testbed (goal: < 5 min wall time), with its rounds and per-round decision time.
+
+Bidders are random single-job or multi-job (successive-halving or concurrent) apps valued by the
+§1.7 estimator (``mlsched.online.themis.rho``) with no holdings; every offered GPU is free.
+
+    python benchmarks/themis_speed.py [--auctions 50] [--bidders 20] [--skip-run] [--run-apps N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from mlsched.formulations.themis import Bidder
+from mlsched.instance.generators.themis import generate_themis
+from mlsched.instance.gpu_topology import GpuTopology
+from mlsched.instance.themis import NETWORK_PROFILE
+from mlsched.instance.themis_clusters import preset
+from mlsched.metrics import themis_summary
+from mlsched.online.themis.bids import Offer, canonical_auction, canonical_bids
+from mlsched.online.themis.policy import Themis
+from mlsched.online.themis.rho import App, Phase, rho
+from mlsched.sim.event_engine import SimOptions, simulate
+
+
+def random_app(rng: np.random.Generator, cluster_gpus: int) -> App:
+    """A single-job app (cap 1..16) or a multi-job app: successive halving (n jobs, caps doubling
+    per phase up to 8) or n concurrent jobs; network-intensive profile, random elapsed and N_avg."""
+    kind = rng.choice(["single", "halving", "concurrent"])
+    tau_work = float(rng.uniform(1e3, 1e5))
+    if kind == "single":
+        phases = (Phase((tau_work,), (int(rng.choice([1, 2, 4, 8, 16])),)),)
+    elif kind == "halving":
+        n, cap = int(rng.choice([2, 4, 8])), int(rng.choice([1, 2, 4]))
+        count = int(np.log2(n)) + 1
+        phases = tuple(Phase((tau_work / count / (n >> p),) * (n >> p), (min(8, cap << p),) * (n >> p))
+                       for p in range(count))
+    else:
+        n = int(rng.choice([2, 4, 8]))
+        phases = (Phase(tuple(rng.uniform(0.5, 1.5, n) * tau_work / n), (int(rng.choice([1, 2, 4])),) * n),)
+    demand = max(sum(p.caps) for p in phases)
+    work = sum(sum(p.work) for p in phases)
+    n_avg = float(rng.integers(5, 25))
+    return App(phases, t_id=work / min(cluster_gpus, demand) * n_avg, elapsed=float(rng.uniform(0, 5e3)),
+               profile=NETWORK_PROFILE)
+
+
+def bidders_for(seed: int, count: int, topology: GpuTopology) -> list[Bidder]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(count):
+        app = random_app(rng, topology.num_gpus)
+        out.append(Bidder(str(i), lambda b, app=app: rho(app, sorted(b), topology), app.demand))
+    return out
+
+
+def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int, offer_size: int | None) -> None:
+    total, bid_ms, rows, winners = [], [], [], []
+    for seed in range(auctions):
+        rng = np.random.default_rng(10_000 + seed)
+        gpus = topology.num_gpus
+        offered = (list(range(gpus)) if offer_size is None or offer_size >= gpus
+                   else sorted(int(g) for g in rng.choice(gpus, size=offer_size, replace=False)))
+        group = bidders_for(seed, bidders, topology)
+        tick = time.perf_counter()
+        offer = Offer(offered, topology)
+        tables = [canonical_bids(b, offer) for b in group]
+        bid_ms.append(1e3 * (time.perf_counter() - tick))
+        rows.append(sum(map(len, tables)))
+        tick = time.perf_counter()
+        outcome = canonical_auction(group, offered, topology)     # bids again, PF solve, re-solves, post-pass
+        total.append(1e3 * (time.perf_counter() - tick))
+        used = [g for bundle in outcome.bundles for g in bundle]
+        assert len(used) == len(set(used)) and set(used) <= set(offered)
+        winners.append(sum(1 for b in outcome.bundles if b))
+    total_a, bid_a = np.array(total), np.array(bid_ms)
+    print(f"{label}: {auctions} auctions, {len(offered)} offered GPUs, {bidders} bidders, "
+          f"{np.mean(rows):.0f} bid rows on average, {np.mean(winners):.1f} winners on average")
+    print(f"  whole auction (bids + PF + tie-break + payments): median {np.median(total_a):.1f} ms, "
+          f"p95 {np.percentile(total_a, 95):.1f} ms, max {total_a.max():.1f} ms")
+    print(f"  of which bid tables (agent side): median {np.median(bid_a):.1f} ms, p95 {np.percentile(bid_a, 95):.1f} ms")
+    print(f"  goal median < 100 ms, p95 < 500 ms; paper (Gurobi) median 354 ms, p95 1398 ms")
+
+
+def full_run(apps: int | None, lease: float) -> None:
+    inst = generate_themis(workload="W1", gpus=64)
+    if apps is not None:
+        inst = replace(inst, apps=tuple(inst.apps[a] for a in inst.arrival_order[:apps]))
+    print(f"Workload 1, {inst.describe()}, Themis f = 0.8, lease {lease:g} s")
+    tick = time.perf_counter()
+    run = simulate(inst, Themis(), SimOptions(lease=lease))
+    wall = time.perf_counter() - tick
+    s = themis_summary(run)
+    print(f"  wall {wall:.1f} s (goal < 300 s); {run.rounds} rounds; per round median {s['round_ms_median']:.2f} ms, "
+          f"p95 {s['round_ms_p95']:.2f} ms, max {1e3 * max(run.round_seconds):.1f} ms; "
+          f"share of wall time in rounds {sum(run.round_seconds) / wall:.0%}")
+    print(f"  auctions {run.stats.get('auctions', 0)} (count DP {run.stats.get('count_auctions', 0)}, "
+          f"canonical {run.stats.get('canonical_auctions', 0)}); max rho {s['max_rho']:.3f}, "
+          f"median rho {s['median_rho']:.3f}, GPU hours {s['gpu_hours']:.0f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--auctions", type=int, default=50, help="seeded auctions per cluster (>= 30)")
+    parser.add_argument("--bidders", type=int, default=20)
+    parser.add_argument("--skip-run", action="store_true", help="only the auction timings")
+    parser.add_argument("--run-apps", type=int, default=None, help="first N W1 apps by arrival (default all)")
+    parser.add_argument("--lease", type=float, default=600.0)
+    args = parser.parse_args()
+    auction_times("testbed64 (1 rack, 20 machines)", preset("testbed64"), args.auctions, args.bidders, None)
+    auction_times("sim_256, 64 free GPUs drawn at random over its 8 racks", preset("sim_256"), args.auctions,
+                  args.bidders, 64)
+    if not args.skip_run:
+        full_run(args.run_apps, args.lease)
+
+
+if __name__ == "__main__":
+    main()
