@@ -7,7 +7,7 @@ paper: 354 ms median, 1398 ms p95 with Gurobi); (b) a full simulated Workload 1 
 Bidders are random single-job or multi-job (successive-halving or concurrent) apps valued by the
 §1.7 estimator (``mlsched.online.themis.rho``) with no holdings; every offered GPU is free.
 
-    python benchmarks/themis_speed.py [--auctions 50] [--bidders 20] [--skip-run] [--run-apps N]
+    python benchmarks/themis_speed.py [--auctions 50] [--bidders 20] [--skip-run | --skip-auctions] [--run-apps N]
 """
 
 from __future__ import annotations
@@ -111,12 +111,14 @@ def main() -> None:
     parser.add_argument("--auctions", type=int, default=50, help="seeded auctions per cluster (>= 30)")
     parser.add_argument("--bidders", type=int, default=20)
     parser.add_argument("--skip-run", action="store_true", help="only the auction timings")
+    parser.add_argument("--skip-auctions", action="store_true", help="only the full simulated run")
     parser.add_argument("--run-apps", type=int, default=None, help="first N W1 apps by arrival (default all)")
     parser.add_argument("--lease", type=float, default=600.0)
     args = parser.parse_args()
-    auction_times("testbed64 (1 rack, 20 machines)", preset("testbed64"), args.auctions, args.bidders, None)
-    auction_times("sim_256, 64 free GPUs drawn at random over its 8 racks", preset("sim_256"), args.auctions,
-                  args.bidders, 64)
+    if not args.skip_auctions:
+        auction_times("testbed64 (1 rack, 20 machines)", preset("testbed64"), args.auctions, args.bidders, None)
+        auction_times("sim_256, 64 free GPUs drawn at random over its 8 racks", preset("sim_256"), args.auctions,
+                      args.bidders, 64)
     if not args.skip_run:
         full_run(args.run_apps, args.lease)
 

@@ -13,7 +13,8 @@ def write_text_atomic(path: str | Path, text: str, *, force: bool = False) -> Pa
     """Write ``text`` to a temporary file beside ``path`` and rename it into place.
 
     An interrupted write leaves the old file (or nothing) behind, never a truncated one. An
-    existing file is replaced only when ``force`` is true.
+    existing file is replaced only when ``force`` is true. The file gets the permissions a plain
+    ``open`` would give it (0666 less the umask), not the temporary file's private 0600.
     """
     target = Path(path)
     if target.exists() and not force:
@@ -23,8 +24,15 @@ def write_text_atomic(path: str | Path, text: str, *, force: bool = False) -> Pa
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current

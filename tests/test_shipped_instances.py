@@ -13,11 +13,12 @@ from mlsched.study import solve_exact, study
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((ROOT / "instances" / "oasis").glob("*.json"))
 SHIPPED_OGASCHED = sorted((ROOT / "instances" / "ogasched").glob("*.json"))
+SHIPPED_THEMIS = sorted((ROOT / "instances" / "themis").glob("*.json"))
 
 
 def test_instances_are_shipped():
-    assert len(SHIPPED) >= 5 and len(SHIPPED_OGASCHED) >= 2
-    assert {p.parent.name for p in (ROOT / "instances").rglob("*.json")} == {"oasis", "ogasched"}
+    assert len(SHIPPED) >= 5 and len(SHIPPED_OGASCHED) >= 2 and len(SHIPPED_THEMIS) >= 2
+    assert {p.parent.name for p in (ROOT / "instances").rglob("*.json")} == {"oasis", "ogasched", "themis"}
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
@@ -59,3 +60,22 @@ def test_ogasched_expected_values_and_ratios(path):
     row = frame.set_index("algorithm").loc["ogasched"]
     assert row["hindsight_opt"] == pytest.approx(inst.expected["opt_hindsight"], rel=1e-6)
     assert row["regret"] == pytest.approx(row["hindsight_opt"] - row["reward"], rel=1e-12)
+
+
+@pytest.mark.parametrize("path", SHIPPED_THEMIS, ids=lambda p: p.stem)
+def test_themis_instances_reproduce_and_every_policy_runs_checked(path):
+    inst = load(path)
+    assert from_dict(inst.to_dict()).to_dict() == inst.to_dict()
+    if "opt_o1" in inst.expected:
+        report = solve_exact(inst, verify=True)
+        assert report.status.value == "optimal" and report.verified
+        assert report.objective == pytest.approx(inst.expected["opt_o1"], rel=1e-9)
+        lp = solve_exact(inst, relax=True)
+        assert lp.objective == pytest.approx(inst.expected["lp_bound"], rel=1e-7)
+        assert lp.objective <= report.objective * (1 + 1e-9)
+    frame = study([inst], exact="opt_o1" in inst.expected, progress=False)   # every run is checked inside
+    assert set(frame["algorithm"]) == {"themis", "gandiva", "tiresias", "optimus", "slaq", "srtf", "srsf"}
+    assert (frame["max_rho"] >= frame["median_rho"]).all() and (frame["jain"] <= 1 + 1e-12).all()
+    if "opt_o1" in inst.expected:
+        # holds on this instance (arrivals on slot boundaries); not a theorem in general (decisions, T11)
+        assert (frame["max_rho_slotted"] >= inst.expected["opt_o1"] * (1 - 1e-9)).all()

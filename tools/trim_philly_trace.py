@@ -56,7 +56,7 @@ def trim(source: Path, force: bool) -> None:
     gavel = pd.read_csv(source / "gavel-philly-vc-0e4a51.trace", sep="\t", header=None, dtype=str)
     counts = gavel[0].value_counts().sort_index()
     mix = pd.DataFrame({"job_type": counts.index, "jobs": counts.to_numpy()})
-    write_text_atomic(DEFAULT_MODEL_MIX, mix.to_csv(index=False, lineterminator="\n"), force=force).chmod(0o644)
+    write_text_atomic(DEFAULT_MODEL_MIX, mix.to_csv(index=False, lineterminator="\n"), force=force)
     print(f"wrote {DEFAULT_MODEL_MIX}: {len(mix)} job types, {int(counts.sum())} jobs")
 
 
