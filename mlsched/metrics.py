@@ -67,22 +67,20 @@ class Ratio:
         return f"[{_fmt(self.low)}, {_fmt(self.high)}]"
 
 
+def _quotient(num: float, den: float) -> float:
+    if den > 0:
+        return num / den
+    return 1.0 if num <= 0 else float("inf")
+
+
 def ratio(opt_low: float, opt_high: float, alg: float) -> Ratio:
-    """Empirical competitive ratio from OPT's proven interval [opt_low, opt_high] and ALG."""
-    def div(a: float) -> float:
-        if alg > 0:
-            return a / alg
-        return 1.0 if a <= 0 else float("inf")
-    return Ratio(low=div(opt_low), high=div(opt_high))
+    """Empirical competitive ratio OPT / ALG from OPT's proven interval [opt_low, opt_high] and ALG."""
+    return Ratio(low=_quotient(opt_low, alg), high=_quotient(opt_high, alg))
 
 
 def cost_ratio(opt_low: float, opt_high: float, alg: float) -> Ratio:
     """ALG / OPT for a cost (lower is better) from OPT's proven interval [opt_low, opt_high]."""
-    def div(a: float) -> float:
-        if a > 0:
-            return alg / a
-        return 1.0 if alg <= 0 else float("inf")
-    return Ratio(low=div(opt_high), high=div(opt_low))
+    return Ratio(low=_quotient(alg, opt_high), high=_quotient(alg, opt_low))
 
 
 def _fmt(x: float) -> str:

@@ -312,15 +312,7 @@ def _solve_with_scip(path: Path, time_limit: float | None) -> _FileSolve:
 
 
 def _solve_with_highs_no_presolve(path: Path, time_limit: float | None) -> _FileSolve:
-    import highspy
-
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("presolve", "off")
-    h.setOptionValue("mip_rel_gap", 0.0)
-    h.setOptionValue("mip_abs_gap", 0.0)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
+    h = exact_highs(time_limit, presolve=False)
     h.readModel(str(path))
     h.run()
     return _from_highs(h, "highs(presolve off)")
@@ -345,17 +337,27 @@ class ArrayProgram:
     sense: str = "max"
 
 
+def exact_highs(time_limit: float | None, *, presolve: bool = True) -> Any:
+    """A silent HiGHS instance with zero MIP gaps (and ``presolve`` off on request)."""
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    if not presolve:
+        h.setOptionValue("presolve", "off")
+    h.setOptionValue("mip_rel_gap", 0.0)
+    h.setOptionValue("mip_abs_gap", 0.0)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    return h
+
+
 def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None) -> SolveReport:
     """Solve an :class:`ArrayProgram` with HiGHS (gaps 0); ``schedule`` holds the solution vector."""
     import highspy
 
     tick = time.perf_counter()
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("mip_rel_gap", 0.0)
-    h.setOptionValue("mip_abs_gap", 0.0)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
+    h = exact_highs(time_limit)
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = len(program.cost), len(program.row_lower)
     lp.col_cost_, lp.col_lower_, lp.col_upper_ = program.cost, program.col_lower, program.col_upper
@@ -419,12 +421,7 @@ def solve_model_file(path: str | Path, *, time_limit: float | None = None, verif
     source = Path(path)
     if not source.is_file():
         raise UsageError(f"{source}: file not found")
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("mip_rel_gap", 0.0)
-    h.setOptionValue("mip_abs_gap", 0.0)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
+    h = exact_highs(time_limit)
     if h.readModel(str(source)) != highspy.HighsStatus.kOk:
         raise UsageError(f"{source}: HiGHS cannot read this model file")
     tick = time.perf_counter()

@@ -5,6 +5,7 @@ traceback, a hang or another exit code."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -14,11 +15,12 @@ from hypothesis import strategies as st
 from mlsched.cli import main
 from mlsched.errors import InstanceError
 from mlsched.fuzz import mutate
-from mlsched.instance import ClusterJobsInstance, load
+from mlsched.instance import ClusterJobsInstance, ThemisInstance, load
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = [ROOT / "tests" / "data" / "t1.json", ROOT / "tests" / "regressions" / "highs-presolve-wrong-optimum.json",
-         *sorted((ROOT / "instances" / "oasis").glob("*.json"))[:2], *sorted((ROOT / "instances" / "ogasched").glob("*.json"))]
+         *sorted((ROOT / "instances" / "oasis").glob("*.json"))[:2], *sorted((ROOT / "instances" / "ogasched").glob("*.json")),
+         ROOT / "instances" / "themis" / "o1-small.json"]
 DOCS = [json.loads(p.read_text()) for p in SEEDS]
 
 
@@ -29,11 +31,14 @@ def check_file(path: Path, capsys) -> None:
         lines = str(exc).splitlines()
         assert lines and all(line.startswith(f"{path}: ") and len(line) > len(str(path)) + 2 for line in lines)
     else:
-        assert inst.horizon >= 1
-        if isinstance(inst, ClusterJobsInstance):
+        if isinstance(inst, ThemisInstance):
+            assert inst.num_gpus >= 1 and all(a.work > 0 and math.isfinite(a.work) for a in inst.apps)
+            assert all(a.profile[0] == 1 and list(a.profile) == sorted(a.profile) for a in inst.apps)
+        elif isinstance(inst, ClusterJobsInstance):
+            assert inst.horizon >= 1
             assert np.all(np.isfinite(inst.workload))
         else:
-            assert inst.arrivals().shape == (inst.horizon, inst.num_ports)
+            assert inst.horizon >= 1 and inst.arrivals().shape == (inst.horizon, inst.num_ports)
     code = main(["validate", str(path)])
     out, err = capsys.readouterr()
     assert code in (0, 2), (code, err)

@@ -7,6 +7,7 @@ import json
 
 import pytest
 from builders import job
+from tests_support import with_field
 
 from mlsched.errors import InstanceError
 from mlsched.instance import dumps, from_dict, load, loads, save
@@ -27,15 +28,7 @@ BASE = {
 
 
 def mutate(path, value):
-    doc = copy.deepcopy(BASE)
-    target = doc
-    for key in path[:-1]:
-        target = target[key]
-    if value is KeyError:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return doc
+    return with_field(BASE, path, value)
 
 
 def problems_of(doc):

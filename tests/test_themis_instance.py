@@ -3,7 +3,6 @@ loader and app grouping, and workloads W1 and W2 (Themis spec §1.1-1.3, §5.2-5
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from tests_support import with_field
 
 from mlsched.cli import main
 from mlsched.errors import InstanceError, UsageError
@@ -53,15 +53,7 @@ def problems_of(doc):
 
 
 def mutate(path, value):
-    doc = copy.deepcopy(DOC)
-    node = doc
-    for key in path[:-1]:
-        node = node[key]
-    if value is KeyError:
-        del node[path[-1]]
-    else:
-        node[path[-1]] = value
-    return doc
+    return with_field(DOC, path, value)
 
 
 def cli(capsys, *args):
@@ -137,6 +129,9 @@ def test_generated_instances_round_trip(w1, w2, tmp_path):
     (("apps", 0, "phases", 1, 0, "tau"), KeyError, "f.json: apps[0].phases[1][0].tau: is required"),
     (("apps", 1, "phases", 0, 0, "cap"), 1.5, "f.json: apps[1].phases[0][0].cap: must be an integer, got 1.5"),
     (("apps", 1, "phases", 0, 0, "cap"), 0, "f.json: apps[1].phases[0][0].cap: must be >= 1, got 0"),
+    (("apps", 0, "phases", 0, 0, "iterations"), 1e300,
+     "f.json: apps[0].phases[0][0]: iterations x tau = 8e+301 GPU-seconds; it must lie in (0, 1e+15]"),
+    (("apps", 0, "phases"), None, "f.json: apps[0].phases: must be a non-empty list of phases (each a non-empty list of jobs)"),
     (("meta",), [], "f.json: meta: must be an object"),
     (("horizon",), 5, "f.json: horizon: unknown field (expected one of: apps, cluster, expected, family, format, meta, name)"),
 ])

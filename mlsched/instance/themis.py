@@ -119,6 +119,7 @@ def _app_dict(app: ThemisApp) -> dict[str, Any]:
 _TOP = {"format", "family", "name", "cluster", "apps", "expected", "meta"}
 _APP_KEYS = {"name", "arrival", "profile", "model", "phases"}
 _JOB_KEYS = {"iterations", "tau", "cap"}
+MAX_WORK = 1e15   # serial GPU-seconds of one job (tens of millions of years): beyond it times lose precision
 
 
 def read_themis(top: Fields) -> ThemisInstance:
@@ -192,7 +193,7 @@ def _profile(f: Fields) -> tuple[float, float, float, float]:
 def _phases(f: Fields) -> tuple[tuple[ThemisJob, ...], ...]:
     value = f.raw("phases")
     path = f"{f.path}.phases"
-    if value is None:
+    if value is None and not f.has("phases"):   # missing: already reported as required
         return ()
     if not isinstance(value, list) or not value:
         f.problems.add(path, "must be a non-empty list of phases (each a non-empty list of jobs)")
@@ -206,8 +207,12 @@ def _phases(f: Fields) -> tuple[tuple[ThemisJob, ...], ...]:
         for j, raw in enumerate(phase):
             job = Fields(raw, f"{path}[{p}][{j}]", f.problems)
             job.unknown_keys(_JOB_KEYS)
-            jobs.append(ThemisJob(iterations=float(job.number("iterations", greater_than=0)),
-                                  tau=float(job.number("tau", greater_than=0)),
-                                  cap=int(job.number("cap", integer=True, minimum=1))))
+            parsed = ThemisJob(iterations=float(job.number("iterations", greater_than=0)),
+                               tau=float(job.number("tau", greater_than=0)),
+                               cap=int(job.number("cap", integer=True, minimum=1)))
+            if parsed.iterations > 0 and parsed.tau > 0 and not 0 < parsed.work <= MAX_WORK:
+                f.problems.add(f"{path}[{p}][{j}]", f"iterations x tau = {parsed.work:.3g} GPU-seconds; it must lie "
+                                                    f"in (0, {MAX_WORK:.0e}]")
+            jobs.append(parsed)
         phases.append(tuple(jobs))
     return tuple(phases)
