@@ -110,7 +110,8 @@ def _themis() -> System:
 
     algorithms: dict[str, Callable[..., Any]] = {
         "themis": Themis, "themis-floor": partial(Themis, realization="floor"),
-        "themis-uncapped": partial(Themis, cap_participants=False)}
+        "themis-uncapped": partial(Themis, cap_participants=False),
+        "themis-running": partial(Themis, current_rho="running")}
     algorithms.update(THEMIS_BASELINES)
     return System(name="themis", family="themis", variants=THEMIS_VARIANTS, algorithms=algorithms,
                   default_algorithms=("themis", *THEMIS_BASELINES), score_name="max_rho", exact=exact_themis,

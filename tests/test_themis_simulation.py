@@ -190,3 +190,15 @@ def test_cli_solve_run_compare(tmp_path, capsys):
     assert main(["compare", str(path), "--algorithms", "themis,srsf"]) == 0
     out = capsys.readouterr().out
     assert "max_rho" in out and "jain" in out and "gpu_hours" in out and "srsf" in out
+
+
+def test_current_rho_after_expiry_starves_newcomers_and_running_rho_does_not():
+    """Spec §1.5/§3.3 read literally: when all of an app's leases end together its rho_cur is
+    +inf, tied with a waiting newcomer, and the older app wins (f = 0.8 leaves one participant).
+    Reporting the rho of the running allocation lets the newcomer in at the first expiry."""
+    topo = GpuTopology(((0, (1, 1)),))
+    inst = ThemisInstance("renew", topo, (single(20_000.0, 2, 0.0, name="long"), single(100.0, 1, 10.0, name="new")))
+    literal = simulate(inst, Themis(), SimOptions(lease=600.0))
+    assert literal.finish[1] == pytest.approx(literal.finish[0] + 100.0)     # waits for the long app to finish
+    running = simulate(inst, Themis(current_rho="running"), SimOptions(lease=600.0))
+    assert running.finish[1] == pytest.approx(700.0)                          # first expiry at 600 s

@@ -115,6 +115,7 @@ class AppView:
         self.app = state.app
         self.start = state.app.arrival
         self.holdings = frozenset(state.holdings)
+        self.expired = frozenset(engine.just_expired.get(state.index, ()))   # leases that ended at this event
         self.unmet = max(0, state.demand() - len(state.holdings))
         self.service = state.service
         self._estimators: dict[tuple[float, ...] | None, RhoApp] = {}
@@ -223,6 +224,7 @@ class EventEngine:
         self.active: list[int] = []
         self.holders: set[int] = set()                      # active apps holding GPUs (the only ones progressing)
         self.expiries: list[tuple[float, int, int]] = []   # (time, gpu, app)
+        self.just_expired: dict[int, set[int]] = {}         # app -> GPUs whose lease ended at this event
         self.holdings: list[Holding] = []
         self.job_log: list[JobInterval] = []
         self.rounds = 0
@@ -262,6 +264,7 @@ class EventEngine:
                 self._arrive(order[next_arrival])
                 next_arrival += 1
             touched |= self._round()
+            self.just_expired.clear()
             for a in sorted(touched):
                 if self.states[a].finish is None:
                     self._resplit(self.states[a])
@@ -334,6 +337,7 @@ class EventEngine:
             s = self.states[a]
             if s.holdings.get(gpu) == when:
                 self._release(s, [gpu])
+                self.just_expired.setdefault(a, set()).add(gpu)
                 touched.add(a)
         return touched
 

@@ -6,6 +6,10 @@ count DP when every participant's rho depends on its GPU count only), the PA auc
 and charges hidden payments (§2.2-2.3), each winner keeps its fraction c_i of its bundle (A1) and
 the leftover goes to the other apps at random (§2.6). Leases are the simulator's.
 
+``current_rho="holdings"`` (spec §1.5) reports rho_i(H_i) after this event's expiries returned
+their GPUs, +inf for an app whose every lease just ended; ``"running"`` reports the rho of the
+allocation the app was running on, expired GPUs included (decisions: Themis, rho_cur).
+
 Lies (Fig. 18, §5.7): an app in ``lies`` with factor X reports S' = S (1 + X) for placements of
 level >= 2 and S' = max(0.05, S (1 - X)) for level <= 1, in its bids and in its step-1 reports.
 """
@@ -22,6 +26,8 @@ from mlsched.instance.themis import ThemisInstance
 from mlsched.online.themis.arbiter import REALIZATIONS, RoundApp, arbiter_round
 from mlsched.online.themis.bids import AUCTION_MODES, BIDS_MAX, auction_for
 from mlsched.sim.event_engine import AppView, RoundView, SimOptions
+
+CURRENT_RHO = ("holdings", "running")
 
 
 def lie_profile(profile: Sequence[float], factor: float) -> tuple[float, ...]:
@@ -40,13 +46,16 @@ class Themis:
 
     def __init__(self, *, fairness_knob: float = 0.8, realization: str = "stochastic", seed: int = 0,
                  auction: str = "auto", bids_max: int = BIDS_MAX, cap_participants: bool = True,
-                 lies: Mapping[int, float] | None = None) -> None:
+                 lies: Mapping[int, float] | None = None, current_rho: str = "holdings") -> None:
         if realization not in REALIZATIONS:
             raise UsageError(f"unknown realisation {realization!r}; choose one of {', '.join(REALIZATIONS)}")
         if auction not in AUCTION_MODES:
             raise UsageError(f"unknown auction mode {auction!r}; choose one of {', '.join(AUCTION_MODES)}")
         if not 0.0 <= fairness_knob <= 1.0:
             raise UsageError(f"the fairness knob f must lie in [0, 1], got {fairness_knob}")
+        if current_rho not in CURRENT_RHO:
+            raise UsageError(f"unknown current_rho {current_rho!r}; choose one of {', '.join(CURRENT_RHO)}")
+        self.current_rho = current_rho
         self.fairness_knob = fairness_knob
         self.realization = realization
         self.seed = seed
@@ -71,7 +80,8 @@ class Themis:
         for app in view.apps:
             profile = self._reported(app)
             bidder = Bidder(str(app.index), lambda b, app=app, p=profile: app.rho(b, p), app.unmet)
-            round_apps.append(RoundApp(bidder, app.rho(frozenset(), profile), app.start))
+            running = app.expired if self.current_rho == "running" else frozenset()
+            round_apps.append(RoundApp(bidder, app.rho(running, profile), app.start))
         by_position = {i: app for i, app in enumerate(view.apps)}
         run = auction_for(self.auction_mode, self.instance.topology, lambda i: count_only(by_position[i]),
                           bids_max=self.bids_max)
