@@ -86,7 +86,7 @@ def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int
     print(f"  whole auction (bids + PF + tie-break + payments): median {np.median(total_a):.1f} ms, "
           f"p95 {np.percentile(total_a, 95):.1f} ms, max {total_a.max():.1f} ms")
     print(f"  of which bid tables (agent side): median {np.median(bid_a):.1f} ms, p95 {np.percentile(bid_a, 95):.1f} ms")
-    print(f"  goal median < 100 ms, p95 < 500 ms; paper (Gurobi) median 354 ms, p95 1398 ms")
+    print("  goal median < 100 ms, p95 < 500 ms; paper (Gurobi) median 354 ms, p95 1398 ms")
 
 
 def full_run(apps: int | None, lease: float) -> None:

@@ -33,6 +33,7 @@ from mlsched.fileio import write_text_atomic
 
 EXACT_REL_GAP = 1e-9
 AGREE_REL_TOL = 1e-7
+CROSSED_BOUND_TOL = 1e-6   # HiGHS's bound may sit this far past its own incumbent (its tolerances are 1e-7..1e-6)
 
 
 class Status(str, Enum):
@@ -352,12 +353,14 @@ def exact_highs(time_limit: float | None, *, presolve: bool = True) -> Any:
     return h
 
 
-def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None) -> SolveReport:
-    """Solve an :class:`ArrayProgram` with HiGHS (gaps 0); ``schedule`` holds the solution vector."""
+def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, presolve: bool = True,
+                 start: np.ndarray | None = None) -> SolveReport:
+    """Solve an :class:`ArrayProgram` with HiGHS (gaps 0); ``schedule`` holds the solution vector.
+    ``start`` is a feasible solution handed to HiGHS as its first incumbent."""
     import highspy
 
     tick = time.perf_counter()
-    h = exact_highs(time_limit)
+    h = exact_highs(time_limit, presolve=presolve)
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = len(program.cost), len(program.row_lower)
     lp.col_cost_, lp.col_lower_, lp.col_upper_ = program.cost, program.col_lower, program.col_upper
@@ -368,6 +371,10 @@ def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None) -> S
     if program.integer:
         lp.integrality_ = [highspy.HighsVarType.kInteger] * lp.num_col_
     h.passModel(lp)
+    if start is not None:
+        initial = highspy.HighsSolution()
+        initial.col_value = list(map(float, start))
+        h.setSolution(initial)
     h.run()
     status = h.getModelStatus()
     info = h.getInfo()
@@ -377,6 +384,9 @@ def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None) -> S
         return SolveReport(found, None, None, None, 0.0, seconds, solver="highs", relaxed=not program.integer)
     objective = info.objective_function_value
     bound = info.mip_dual_bound if program.integer else objective
+    crossed = (objective - bound) if program.sense == "max" else (bound - objective)
+    if 0 < crossed <= CROSSED_BOUND_TOL * max(1.0, abs(objective)):
+        bound = objective   # a bound just past a feasible incumbent is a tolerance artefact, not a gap
     gap = relative_gap(objective, bound)
     proven = status == highspy.HighsModelStatus.kOptimal and (gap is None or gap <= EXACT_REL_GAP)
     return SolveReport(Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound, gap, 0.0, seconds,

@@ -151,10 +151,21 @@ def _rows(tables: Sequence[BidTable], x: np.ndarray) -> list[int]:
     return rows
 
 
+def _indicator(tables: Sequence[BidTable], rows: Sequence[int]) -> np.ndarray:
+    """The 0/1 column vector of one chosen row per bidder."""
+    x = np.zeros(sum(map(len, tables)))
+    offsets = np.cumsum([0, *map(len, tables)])[:-1]
+    x[offsets + np.asarray(rows, dtype=np.int64)] = 1.0
+    return x
+
+
 def _optimum(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered: Sequence[int],
-             group_of: Mapping[int, int] | None = None) -> tuple[float, ArrayProgram]:
+             group_of: Mapping[int, int] | None = None, start: Sequence[int] | None = None) -> tuple[float, ArrayProgram]:
+    """Phi* by HiGHS without presolve (its presolve is where the wrong optima of
+    tests/regressions came from, and it dominates the time of these small programs); ``start``
+    (one row per bidder) is a known feasible allocation."""
     program = pf_arrays(tables, phi, offered, group_of=group_of)
-    report = solve_arrays(program)
+    report = solve_arrays(program, presolve=False, start=None if start is None else _indicator(tables, start))
     if report.status is not Status.OPTIMAL:
         raise MlschedError(f"PF auction program not solved: {report.status.value} {report.message}")
     return float(report.objective), program
@@ -172,10 +183,27 @@ def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: fl
         row_lower=np.append(program.row_lower, phi_star - 1e-9 * max(1.0, abs(phi_star))),
         row_upper=np.append(program.row_upper, np.inf),
         a_start=program.a_start + np.arange(n + 1), a_index=index, a_value=value, integer=True, sense="min")
-    report = solve_arrays(tiebreak)
+    report = solve_arrays(tiebreak, presolve=False)
     if report.status is not Status.OPTIMAL:
         raise MlschedError(f"PF tie-break re-solve failed: {report.status.value}")
     return _rows(tables, report.schedule)
+
+
+def undominated(table: BidTable, phi: Sequence[float], group_of: Mapping[int, int] | None) -> list[int]:
+    """Rows of one bid table that no other row dominates. Row a dominates row b when a uses no more
+    of every capacity row and is worth at least as much (ties: the earlier row); dropping b changes
+    no optimum, no Phi*_{-i} and no fewest-GPU choice, since swapping b for a keeps any solution
+    feasible, at least as good and with no more GPUs."""
+    keys = sorted({k for bundle, _ in table for k in _usage(bundle, group_of)})
+    use = np.array([[_usage(bundle, group_of).get(k, 0) for k in keys] for bundle, _ in table]).reshape(len(table), -1)
+    value = np.asarray(phi, dtype=float)
+    fewer = np.all(use[:, None, :] <= use[None, :, :], axis=2)        # fewer[a, b]: a uses <= b everywhere
+    better = value[:, None] >= value[None, :]
+    same = np.all(use[:, None, :] == use[None, :, :], axis=2) & (value[:, None] == value[None, :])
+    earlier = np.arange(len(table))[:, None] < np.arange(len(table))[None, :]
+    dominates = fewer & better & (~same | earlier)
+    np.fill_diagonal(dominates, False)
+    return [b for b in range(len(table)) if not dominates[:, b].any()]
 
 
 def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: Mapping[int, int] | None = None,
@@ -184,25 +212,29 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
 
     With ``group_of`` (GPU -> machine) bundles are machine-count vectors (canonical mode); the
     returned bundles are then the representatives and must be mapped to concrete GPUs."""
-    phi = log_values(tables)
+    phi = log_values(tables)   # the cap (A5) is set on the full tables, before pruning
+    kept = [undominated(table, values, group_of) for table, values in zip(tables, phi)]
+    tables = [[table[b] for b in rows] for table, rows in zip(tables, kept)]
+    phi = [[values[b] for b in rows] for values, rows in zip(phi, kept)]
     if len(tables) == 1:   # a lone bidder takes its best row (fewest GPUs among ties) and pays nothing (A4)
         best = max(range(len(tables[0])), key=lambda b: (phi[0][b], -len(tables[0][b][0])))
-        return AuctionResult(phi_star=phi[0][best], rows=[best], bundles=[tables[0][best][0]], payments=[1.0],
+        return AuctionResult(phi_star=phi[0][best], rows=[kept[0][best]], bundles=[tables[0][best][0]], payments=[1.0],
                              phi_without=[0.0], lp_bound=phi[0][best])
     phi_star, program = _optimum(tables, phi, offered, group_of)
     rows = _fewest_gpus(program, tables, phi_star)
     chosen = sum(phi[i][b] for i, b in enumerate(rows))
 
-    def optimum_without(i: int) -> float:
+    def optimum_without(i: int) -> float:   # the PF allocation without i is a feasible start
         return _optimum([t for j, t in enumerate(tables) if j != i], [p for j, p in enumerate(phi) if j != i],
-                        offered, group_of)[0]
+                        offered, group_of, start=[b for j, b in enumerate(rows) if j != i])[0]
 
     own = [phi[i][b] for i, b in enumerate(rows)]
     payments, without = hidden_payments(chosen, own, [bool(tables[i][b][0]) for i, b in enumerate(rows)],
                                         optimum_without)
     relaxed = pf_arrays(tables, phi, offered, group_of=group_of, relax=True)
     lp = solve_arrays(relaxed).objective if lp_bound else math.nan
-    return AuctionResult(phi_star=chosen, rows=rows, bundles=[tables[i][b][0] for i, b in enumerate(rows)],
+    return AuctionResult(phi_star=chosen, rows=[kept[i][b] for i, b in enumerate(rows)],
+                         bundles=[tables[i][b][0] for i, b in enumerate(rows)],
                          payments=payments, phi_without=without, lp_bound=float(lp))
 
 

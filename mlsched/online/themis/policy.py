@@ -68,8 +68,8 @@ class Themis:
         self.instance = instance
         self.rng = np.random.default_rng(self.seed)
         self.stats = {"auctions": 0, "count_auctions": 0, "canonical_auctions": 0, "exhaustive_auctions": 0,
-                      "bids": 0, "mean_payment": 0.0, "fallback_rounds": 0}
-        self._payments: list[float] = []
+                      "bids": 0, "mean_kept_fraction": 0.0, "fallback_rounds": 0}
+        self._kept: list[float] = []   # c_i of every participant of a contested auction
 
     def _reported(self, app: AppView) -> tuple[float, ...] | None:
         factor = self.lies.get(app.index)
@@ -91,8 +91,8 @@ class Themis:
             self.stats["auctions"] += 1
             self.stats[f"{outcome.auction.mode}_auctions"] += 1
             self.stats["bids"] += outcome.auction.bids
-            self._payments += outcome.auction.payments
-            self.stats["mean_payment"] = float(np.mean(self._payments))
+            self._kept += outcome.auction.payments
+            self.stats["mean_kept_fraction"] = float(np.mean(self._kept))
         self.stats["fallback_rounds"] += int(outcome.fallback_used)
         grants: dict[int, frozenset[int]] = {}
         for part in (outcome.grants, outcome.leftover_grants):
