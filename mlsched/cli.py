@@ -67,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--algorithm", "-a", required=True)
     r.add_argument("--system")
     r.add_argument("--seed", type=int, default=0)
+    _run_options(r)
     r.add_argument("--json", action="store_true")
     r.set_defaults(handler=_run)
 
@@ -132,17 +133,37 @@ def _study_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-verify", action="store_true", help="skip cross-certifying the exact solve")
     p.add_argument("--no-exact", action="store_true", help="skip the exact solve (no ratios)")
     p.add_argument("--seed", type=int, default=0)
+    _run_options(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
 
 
-def _positive_float(text: str) -> float:
+def _run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--lease", type=_positive_float, metavar="S", help="Themis family: GPU lease in seconds (600)")
+    p.add_argument("--restart-overhead", type=_nonnegative_float, metavar="S",
+                   help="Themis family: seconds a job pays when its GPU set changes (0)")
+
+
+def _run_option_values(args: argparse.Namespace) -> dict[str, Any]:
+    return {"lease": args.lease, "restart_overhead": args.restart_overhead}
+
+
+def _seconds(text: str, *, allow_zero: bool) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        kind = "non-negative" if allow_zero else "positive"
+        raise argparse.ArgumentTypeError(f"must be a {kind} number of seconds, got {text!r}")
     return value
+
+
+def _positive_float(text: str) -> float:
+    return _seconds(text, allow_zero=False)
+
+
+def _nonnegative_float(text: str) -> float:
+    return _seconds(text, allow_zero=True)
 
 
 def _load(path: str) -> Any:
@@ -203,7 +224,7 @@ def _run(args: argparse.Namespace) -> int:
 
     inst = _load(args.file)
     sysm = get_system(args.system, family=inst.family)
-    result = sysm.run(inst, sysm.policy(args.algorithm, seed=args.seed))
+    result = sysm.execute(inst, sysm.policy(args.algorithm, seed=args.seed), **_run_option_values(args))
     doc = {"instance": inst.name, "algorithm": args.algorithm, **sysm.evaluate(inst, result)}
     if args.json:
         print(json.dumps(doc, indent=1))
@@ -221,7 +242,7 @@ def _run_study(args: argparse.Namespace, files: list[str]) -> pd.DataFrame:
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()] if args.algorithms else None
     return study(instances, algorithms, system=args.system, variant=args.variant, time_limit=args.time_limit,
                  verify=not args.no_verify and "auto", exact=not args.no_exact, seed=args.seed,
-                 progress=not args.quiet)
+                 progress=not args.quiet, run_options=_run_option_values(args))
 
 
 _TABLE_COLUMNS = ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "hindsight_opt",

@@ -55,6 +55,7 @@ def study(
     exact: bool = True,
     seed: int = 0,
     progress: bool = True,
+    run_options: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
     """One row per (instance, algorithm) with the score, OPT (interval) and OPT / ALG.
 
@@ -70,7 +71,8 @@ def study(
             inst = load(item) if isinstance(item, (str, Path)) else item
             sysm = get_system(system, family=inst.family)
             rows.extend(_study_one(inst, sysm, algorithms or sysm.default_algorithms, variant=variant,
-                                   time_limit=time_limit, verify=verify, exact=exact, seed=seed))
+                                   time_limit=time_limit, verify=verify, exact=exact, seed=seed,
+                                   run_options=run_options or {}))
             if bar is not None:
                 bar.update(1)
     except KeyboardInterrupt:
@@ -84,11 +86,12 @@ def study(
 
 
 def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, variant: str | None,
-               time_limit: float | None, verify: bool | str, exact: bool, seed: int) -> list[dict[str, Any]]:
+               time_limit: float | None, verify: bool | str, exact: bool, seed: int,
+               run_options: dict[str, Any]) -> list[dict[str, Any]]:
     runs = []
     for name in algorithms:
         policy = sysm.policy(name, seed=seed)
-        runs.append((name, policy, sysm.run(inst, policy)))
+        runs.append((name, policy, sysm.execute(inst, policy, **run_options)))
     opt = regret_opt = None
     if exact:
         opt = solve_exact(inst, system=sysm.name, variant=variant or sysm.ratio_variant, time_limit=time_limit,

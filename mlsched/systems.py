@@ -30,6 +30,15 @@ class System:
     regret_variant: str | None = None
     minimize: bool = False          # the score is a cost (ratio = ALG / OPT) rather than a value (OPT / ALG)
     ratio_score: str | None = None  # the row column compared with OPT, when not ``score_name``
+    run_options: tuple[str, ...] = ()   # keyword options ``run`` accepts (e.g. the lease of event simulations)
+
+    def execute(self, instance: Any, policy: Any, **options: Any) -> Any:
+        """``run(instance, policy)`` with the given run options (None means the default)."""
+        given = {k: v for k, v in options.items() if v is not None}
+        unknown = sorted(set(given) - set(self.run_options))
+        if unknown:
+            raise UsageError(f"{self.name} runs take no {', '.join('--' + k.replace('_', '-') for k in unknown)} option")
+        return self.run(instance, policy, **given)
 
     def policy(self, algorithm: str, *, seed: int = 0) -> Any:
         """A fresh policy object; ``seed`` is passed to policies that draw random numbers."""
@@ -93,7 +102,7 @@ def _themis() -> System:
     from mlsched.formulations import themis_offline
     from mlsched.metrics import themis_summary
     from mlsched.online.themis.policy import Themis
-    from mlsched.sim.event_engine import simulate
+    from mlsched.sim.event_engine import SimOptions, simulate
 
     def evaluate(instance: Any, result: Any) -> dict[str, Any]:
         row: dict[str, Any] = themis_summary(result)
@@ -103,6 +112,10 @@ def _themis() -> System:
             row["max_rho_slotted"] = float(max(themis_offline.slot_rounded_rho(result.finish, arrival, t_id,
                                                                                THEMIS_SLOT)))
         return row
+
+    def run(instance: Any, policy: Any, *, lease: float = SimOptions.lease,
+            restart_overhead: float = SimOptions.restart_overhead) -> Any:
+        return simulate(instance, policy, SimOptions(lease=lease, restart_overhead=restart_overhead))
 
     def build(instance: Any, *, variant: str = "o1", relax: bool = False) -> Built:
         return themis_offline.build_offline(instance, t_id=themis_offline.fifo_t_id(instance, slot=THEMIS_SLOT),
@@ -115,8 +128,8 @@ def _themis() -> System:
     algorithms.update(THEMIS_BASELINES)
     return System(name="themis", family="themis", variants=THEMIS_VARIANTS, algorithms=algorithms,
                   default_algorithms=("themis", *THEMIS_BASELINES), score_name="max_rho", exact=exact_themis,
-                  run=simulate, evaluate=evaluate, build=build, relaxable=True, minimize=True,
-                  ratio_score="max_rho_slotted")
+                  run=run, evaluate=evaluate, build=build, relaxable=True, minimize=True,
+                  ratio_score="max_rho_slotted", run_options=("lease", "restart_overhead"))
 
 
 _FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis, "ogasched": _ogasched, "themis": _themis}

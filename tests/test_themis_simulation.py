@@ -3,6 +3,7 @@
 
 import dataclasses
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -202,3 +203,18 @@ def test_current_rho_after_expiry_starves_newcomers_and_running_rho_does_not():
     assert literal.finish[1] == pytest.approx(literal.finish[0] + 100.0)     # waits for the long app to finish
     running = simulate(inst, Themis(current_rho="running"), SimOptions(lease=600.0))
     assert running.finish[1] == pytest.approx(700.0)                          # first expiry at 600 s
+
+
+def test_cli_run_options(tmp_path, capsys):
+    path = tmp_path / "t.json"
+    save(ThemisInstance("one", TESTBED_LIKE, (single(1200.0, 2),)), path)
+    assert main(["run", str(path), "-a", "themis", "--lease", "100", "--restart-overhead", "30", "--json"]) == 0
+    import json
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["mean_act_hours"] == pytest.approx(630.0 / 3600)       # 600 s of work + one 30 s start
+    with pytest.raises(SystemExit) as stop:
+        main(["run", str(path), "-a", "themis", "--lease", "0"])
+    assert stop.value.code == 2
+    oasis = Path(__file__).resolve().parents[1] / "instances" / "oasis" / "fig5-small-seed0.json"
+    assert main(["run", str(oasis), "-a", "oasis", "--lease", "5"]) == 2
+    assert "take no --lease option" in capsys.readouterr().err

@@ -3,10 +3,12 @@ finish-time fairness, run the PA auction among them, realise each winner's fract
 bundle, and hand the leftover GPUs to the unfiltered apps at random.
 
 - Participants: k = max(1, min(ceil((1 - f) N_active - 1e-9), |offered|)) apps with unmet demand,
-  largest current rho first, ties by earlier start then index (A2, A28).
+  largest current rho first, ties by earlier start then index (A2, A28; ``cap_participants=False``
+  drops the cap at |offered|).
 - Realisation (A1): ``stochastic`` (default) k_i = floor(c |G|) + Bernoulli(frac) GPUs, the
-  k_i-subset of the PF bundle with the lowest rho (ties by pool order); ``floor``; ``lottery``
-  (the whole bundle with probability c_i).
+  k_i-subset of the PF bundle with the lowest rho (ties by pool order; beyond SUBSET_SEARCH_MAX
+  subsets, the first k_i GPUs in pool order); ``floor``; ``lottery`` (the whole bundle with
+  probability c_i).
 - Leftover (A3): each leftover GPU, in pool order, goes to an unfiltered app with unmet demand drawn
   uniformly; if there is none, to a filtered one; else it stays free.
 """
