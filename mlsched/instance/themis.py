@@ -58,14 +58,20 @@ class ThemisApp:
     profile: tuple[float, float, float, float] = UNKNOWN_PROFILE
     model: str | None = None
 
-    @property
+    @cached_property
     def demand(self) -> int:
         """D_a: the largest sum of job caps over phases (A12)."""
         return max(sum(j.cap for j in phase) for phase in self.phases)
 
-    @property
+    @cached_property
     def work(self) -> float:
         return sum(j.work for phase in self.phases for j in phase)
+
+    @cached_property
+    def work_after(self) -> tuple[float, ...]:
+        """Serial GPU-seconds of the phases after each phase."""
+        totals = [sum(j.work for j in phase) for phase in self.phases]
+        return tuple(sum(totals[p + 1:]) for p in range(len(totals)))
 
     @property
     def num_jobs(self) -> int:

@@ -138,10 +138,9 @@ class AppView:
 
     def _build_estimator(self, profile: Sequence[float] | None) -> RhoApp:
         s = self._state
-        alive = [j for j in range(len(s.remaining)) if s.remaining[j] > 0]
-        current = Phase(tuple(float(s.remaining[j]) for j in alive), tuple(s.phase_jobs()[j].cap for j in alive))
-        future = tuple(Phase(tuple(j.work for j in p), tuple(j.cap for j in p)) for p in s.app.phases[s.phase + 1:])
-        return RhoApp((current, *future), t_id=self.t_id, elapsed=self._engine.now - self.start,
+        alive = np.flatnonzero(s.remaining > 0)
+        current = Phase(tuple(s.remaining[alive].tolist()), tuple(s.caps[alive].tolist()))
+        return RhoApp((current, *s.future), t_id=self.t_id, elapsed=self._engine.now - self.start,
                       profile=tuple(profile or s.app.profile))
 
     def rho(self, bundle: frozenset[int] = frozenset(), profile: Sequence[float] | None = None) -> float:
@@ -184,6 +183,8 @@ class _AppState:
     cum_at_arrival: float = 0.0
     finish: float | None = None
     demand_now: int = 0                 # caps of the alive jobs of the current phase
+    caps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    future: tuple[Phase, ...] = ()      # the phases after the current one, for the estimator
 
     def phase_jobs(self) -> tuple:
         return self.app.phases[self.phase]
@@ -197,17 +198,19 @@ class _AppState:
         self.resume = np.zeros(len(jobs))
         self.rate = np.zeros(len(jobs))
         self.slowdown = np.ones(len(jobs))
+        self.caps = np.array([j.cap for j in jobs], dtype=np.int64)
+        self.future = tuple(Phase(tuple(j.work for j in p), tuple(j.cap for j in p)) for p in self.app.phases[phase + 1:])
         self.update_demand()
 
     def update_demand(self) -> None:
         """GPUs the app can use now: the caps of its alive jobs."""
-        self.demand_now = sum(j.cap for j, r in zip(self.phase_jobs(), self.remaining) if r > 0)
+        self.demand_now = int(self.caps[self.remaining > 0].sum())
 
     def demand(self) -> int:
         return self.demand_now
 
     def remaining_work(self) -> float:
-        return float(self.remaining.sum()) + sum(j.work for p in self.app.phases[self.phase + 1:] for j in p)
+        return float(self.remaining.sum()) + self.app.work_after[self.phase]
 
 
 class EventEngine:

@@ -63,6 +63,10 @@ def split(work: Sequence[float], caps: Sequence[int], k: int) -> list[int]:
 
 def lpt_makespan(work: Sequence[float], k: int) -> float:
     """Longest-processing-time-first makespan of one-GPU jobs on k GPUs (§1.7 step 2)."""
+    if k == 1:
+        return float(sum(work))
+    if k >= len(work):
+        return float(max(work))
     loads = [0.0] * k
     heapq.heapify(loads)
     for w in sorted(work, reverse=True):
