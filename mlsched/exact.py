@@ -18,7 +18,6 @@ from mlsched.metrics import total_utility
 from mlsched.multiserver import LINEAR, ChannelModel
 from mlsched.solve import SolveReport, Status, relative_gap, solve
 
-VERIFY_MAX_INTEGERS = 5000
 RESCORE_TOLERANCE = 1e-6
 CROSS_CHECK_TOLERANCE = 1e-6
 
@@ -27,14 +26,12 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
                 time_limit: float | None = None, verify: bool | str = "auto") -> SolveReport:
     """OPT_paper / OPT_chunk (or the LP relaxation) of OASiS.
 
-    ``verify="auto"`` cross-certifies when the model has at most VERIFY_MAX_INTEGERS integers.
+    ``verify="auto"`` cross-certifies when the model has at most ``mlsched.solve.VERIFY_MAX_INTEGERS`` integers.
     The objective is the exact utility of the extracted schedule, which must pass the checker
     and match the solver's value to RESCORE_TOLERANCE (else ERROR).
     """
     built = oasis.build(instance, variant=variant, relax=relax)
-    integers = built.size["integer_variables"]
-    do_verify = (integers <= VERIFY_MAX_INTEGERS) if verify == "auto" else bool(verify)
-    report = solve(built, time_limit=time_limit, verify=do_verify and not relax)
+    report = solve(built, time_limit=time_limit, verify=False if relax else verify)
     if report.schedule is not None and report.objective is not None:
         problems = sim.check(instance, report.schedule)
         rescored = total_utility(instance, report.schedule)
@@ -114,11 +111,8 @@ def exact_themis(instance: ThemisInstance, *, variant: str = "o1", relax: bool =
     Apps must have one job (O1 has one pool of work per app)."""
     if variant not in THEMIS_VARIANTS:
         raise UsageError(f"unknown Themis variant {variant!r}; choose one of {', '.join(THEMIS_VARIANTS)}")
-    t_id = themis_offline.fifo_t_id(instance, slot=THEMIS_SLOT)
-    built = themis_offline.build_offline(instance, t_id=t_id, slot=THEMIS_SLOT, relax=relax)
-    check = verify is True or (verify == "auto" and built.size["integer_variables"] <= VERIFY_MAX_INTEGERS)
-    result = themis_offline.solve_offline(instance, t_id=t_id, slot=THEMIS_SLOT, relax=relax, time_limit=time_limit,
-                                          verify=check)
+    result = themis_offline.solve_offline(instance, t_id=themis_offline.fifo_t_id(instance, slot=THEMIS_SLOT),
+                                          slot=THEMIS_SLOT, relax=relax, time_limit=time_limit, verify=verify)
     first = result.reports[0]
     objective = result.bound if relax else result.max_rho
     return SolveReport(result.status, objective, result.bound, result.gap, first.build_seconds,

@@ -33,6 +33,7 @@ from mlsched.fileio import write_text_atomic
 
 EXACT_REL_GAP = 1e-9
 AGREE_REL_TOL = 1e-7
+VERIFY_MAX_INTEGERS = 5000   # verify="auto": cross-certify integer models up to this many integer variables
 CROSSED_BOUND_TOL = 1e-6   # HiGHS's bound may sit this far past its own incumbent (its tolerances are 1e-7..1e-6)
 
 
@@ -106,12 +107,15 @@ def solve(
     built: Built,
     *,
     time_limit: float | None = None,
-    verify: bool = False,
+    verify: bool | str = False,
     presolve: bool = True,
     threads: int | None = None,
     mip_gap: float = 0.0,
 ) -> SolveReport:
     """Solve ``built`` with HiGHS; optionally cross-certify with an independent solver.
+
+    ``verify="auto"`` cross-certifies integer models of at most VERIFY_MAX_INTEGERS integer
+    variables; a relaxation is never cross-certified under "auto".
 
     ``mip_gap`` > 0 lets HiGHS stop at that relative gap (heuristic uses such as the Dorm
     baseline); such a solve is reported FEASIBLE unless its gap is within EXACT_REL_GAP.
@@ -131,6 +135,8 @@ def solve(
                            "highs", built.relaxed, message=f"HiGHS failed: {exc}")
     seconds = time.perf_counter() - tick
     report = _report_from_pyomo(built, result, seconds, "highs" + ("" if presolve else "(presolve off)"))
+    if verify == "auto":
+        verify = not built.relaxed and built.size["integer_variables"] <= VERIFY_MAX_INTEGERS
     if verify and report.status in (Status.OPTIMAL, Status.FEASIBLE):
         report = _cross_certify(built, report, time_limit)
     return report

@@ -5,7 +5,7 @@ When the exact solve stops before proving optimality (time limit) or its solvers
 ratio is the interval [incumbent / ALG, bound / ALG] (columns ``ratio_low``, ``ratio_high``);
 ``ratio`` holds a number only when both ends coincide. Exact solves are cross-certified by a
 second solver (``verify``) by default when the model has at most
-``mlsched.exact.VERIFY_MAX_INTEGERS`` integer variables.
+``mlsched.solve.VERIFY_MAX_INTEGERS`` integer variables.
 """
 
 from __future__ import annotations

@@ -431,20 +431,21 @@ class OfflineResult:
 
 def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[str, float], slot: float,
                   horizon: int | None = None, relax: bool = False, lexicographic: bool = True,
-                  time_limit: float | None = None, verify: bool = False, pool: bool = False) -> OfflineResult:
+                  time_limit: float | None = None, verify: bool | str = False, pool: bool = False) -> OfflineResult:
     """Solve O1 and summarise it; solver trouble is a status (``max_rho`` None), never an exception.
 
     ``lexicographic`` (default): min rho_max, then min sum_i C_i at that rho_max (module
     docstring); otherwise the spec's single objective rho_max + 1e-6 sum_i C_i, whose optimum can
     sit above the min max rho by at most 1e-6 n Delta H (reported as the bound). ``relax=True``
     solves the LP relaxation with epsilon = 0; its value is the ``bound``, a valid lower bound on
-    O1. ``time_limit`` applies to each solve; ``verify`` cross-certifies the first solve."""
+    O1. ``time_limit`` applies to each solve; ``verify`` (True or "auto", see
+    :func:`mlsched.solve.solve`) cross-certifies the first solve."""
     built = build_offline(instance, t_id=t_id, slot=slot, horizon=horizon, relax=relax, pool=pool,
                           tiebreak=0.0 if (relax or lexicographic) else TIEBREAK)
     m = built.model
     data, tid, horizon = m.o1_data, m.o1_t_id, m.o1_horizon
     common = dict(horizon=horizon, arrival=data.arrival, t_id=tid, size=built.size)
-    first = solve(built, time_limit=time_limit, verify=verify and not relax)
+    first = solve(built, time_limit=time_limit, verify=False if relax else verify)
     if relax or not first.has_solution:
         bound = first.objective if relax else first.bound
         return OfflineResult(first.status, None, bound, None, None, None, solve_seconds=first.solve_seconds,
