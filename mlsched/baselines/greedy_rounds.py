@@ -83,14 +83,8 @@ class Gandiva(GreedyRounds):
     def chunk(self, app: AppView, extra: frozenset[int], free: list[int], size: int) -> frozenset[int]:
         offer = Offer(free, self.instance.topology)
         mine = {self.instance.topology.machine_of(g) for g in app.holdings | extra}
-        order = sorted(offer.by_machine, key=lambda m: (m not in mine, -offer.free(m), m))
-        counts, need = {}, size
-        for m in order:
-            counts[m] = min(need, offer.free(m))
-            need -= counts[m]
-            if not need:
-                break
-        candidates = [offer.representative({m: n for m, n in counts.items() if n}), frozenset(free[:size])]
+        counts = offer.consolidated(list(offer.by_machine), size, prefer=mine)
+        candidates = [offer.representative(counts), frozenset(free[:size])]
         return max(candidates, key=lambda c: self._score(app, extra | c))
 
     def priority(self, app: AppView, extra: frozenset[int], chunk: frozenset[int]) -> tuple[float, ...]:

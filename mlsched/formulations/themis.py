@@ -231,8 +231,7 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
     own = [phi[i][b] for i, b in enumerate(rows)]
     payments, without = hidden_payments(chosen, own, [bool(tables[i][b][0]) for i, b in enumerate(rows)],
                                         optimum_without)
-    relaxed = pf_arrays(tables, phi, offered, group_of=group_of, relax=True)
-    lp = solve_arrays(relaxed).objective if lp_bound else math.nan
+    lp = solve_arrays(pf_arrays(tables, phi, offered, group_of=group_of, relax=True)).objective if lp_bound else math.nan
     return AuctionResult(phi_star=chosen, rows=[kept[i][b] for i, b in enumerate(rows)],
                          bundles=[tables[i][b][0] for i, b in enumerate(rows)],
                          payments=payments, phi_without=without, lp_bound=float(lp))

@@ -145,7 +145,10 @@ class AppView:
 
     def rho(self, bundle: frozenset[int] = frozenset(), profile: Sequence[float] | None = None) -> float:
         """rho_i(H_i U bundle) (§1.5): +inf without GPUs."""
-        return rho(self.estimator(profile), sorted(self.holdings | bundle), self._engine.instance.topology)
+        gpus = self.holdings | bundle
+        if not gpus:
+            return math.inf
+        return rho(self.estimator(profile), sorted(gpus), self._engine.instance.topology)
 
 
 @dataclass

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 
 from mlsched.formulations.themis import Bidder, BidTable, exhaustive_bids, pa_auction, pa_count_auction
@@ -69,10 +69,11 @@ class Offer:
     def free(self, machine: int) -> int:
         return sum(map(len, self.by_machine[machine].values()))
 
-    def consolidated(self, machines: Sequence[int], k: int) -> dict[int, int]:
-        """Counts per machine filling machines by offered count (descending, ties by id)."""
+    def consolidated(self, machines: Sequence[int], k: int, prefer: Set[int] = frozenset()) -> dict[int, int]:
+        """Counts per machine filling machines by offered count (descending, ties by id), machines
+        in ``prefer`` first; {} if they cannot hold k GPUs."""
         counts, need = {}, k
-        for m in sorted(machines, key=lambda m: (-self.free(m), m)):
+        for m in sorted(machines, key=lambda m: (m not in prefer, -self.free(m), m)):
             take = min(need, self.free(m))
             if take:
                 counts[m], need = take, need - take

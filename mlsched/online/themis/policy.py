@@ -69,7 +69,7 @@ class Themis:
         self.rng = np.random.default_rng(self.seed)
         self.stats = {"auctions": 0, "count_auctions": 0, "canonical_auctions": 0, "exhaustive_auctions": 0,
                       "bids": 0, "mean_kept_fraction": 0.0, "fallback_rounds": 0}
-        self._kept: list[float] = []   # c_i of every participant of a contested auction
+        self._kept_sum, self._kept_count = 0.0, 0   # c_i of every participant of a contested auction
 
     def _reported(self, app: AppView) -> tuple[float, ...] | None:
         factor = self.lies.get(app.index)
@@ -82,8 +82,7 @@ class Themis:
             bidder = Bidder(str(app.index), lambda b, app=app, p=profile: app.rho(b, p), app.unmet)
             running = app.expired if self.current_rho == "running" else frozenset()
             round_apps.append(RoundApp(bidder, app.rho(running, profile), app.start))
-        by_position = {i: app for i, app in enumerate(view.apps)}
-        run = auction_for(self.auction_mode, self.instance.topology, lambda i: count_only(by_position[i]),
+        run = auction_for(self.auction_mode, self.instance.topology, lambda i: count_only(view.apps[i]),
                           bids_max=self.bids_max)
         outcome = arbiter_round(round_apps, view.free, fairness_knob=self.fairness_knob, realization=self.realization,
                                 seed=self.rng, auction=run, cap_participants=self.cap_participants)
@@ -91,8 +90,9 @@ class Themis:
             self.stats["auctions"] += 1
             self.stats[f"{outcome.auction.mode}_auctions"] += 1
             self.stats["bids"] += outcome.auction.bids
-            self._kept += outcome.auction.payments
-            self.stats["mean_kept_fraction"] = float(np.mean(self._kept))
+            self._kept_sum += sum(outcome.auction.payments)
+            self._kept_count += len(outcome.auction.payments)
+            self.stats["mean_kept_fraction"] = self._kept_sum / self._kept_count
         self.stats["fallback_rounds"] += int(outcome.fallback_used)
         grants: dict[int, frozenset[int]] = {}
         for part in (outcome.grants, outcome.leftover_grants):
