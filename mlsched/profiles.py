@@ -1,8 +1,8 @@
-"""DNN workload profiles (``models/*.json``) that instance files may reference by name.
+"""DNN workload profiles (``mlsched/data/models/*.json``) that instance files may reference by name.
 
 A profile gives, per GPU type, the time of one training iteration (mini-batch) alone on one GPU
 and the measured throughput on 1, 2, 4 and 8 GPUs, plus the gradient size in MB. The folder is
-``$MLSCHED_MODELS`` if set, else ``models/`` at the root of the source tree.
+``$MLSCHED_MODELS`` if set, else the profiles shipped with the package.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 from mlsched.errors import UsageError
+from mlsched.resources import data_file
 
 GPU_TYPES = ("k80", "p100", "v100")
 DEFAULT_GPU_TYPE = "v100"
@@ -35,7 +36,8 @@ class Profile:
 
 
 def models_folder() -> Path:
-    return Path(os.environ.get("MLSCHED_MODELS", Path(__file__).resolve().parents[1] / "models"))
+    override = os.environ.get("MLSCHED_MODELS")
+    return Path(override) if override else Path(str(data_file("models")))
 
 
 def available_profiles() -> list[str]:

@@ -1,4 +1,4 @@
-"""Cut the trace sample shipped in instances/traces/ from the shared trace files.
+"""Cut the trace sample shipped in mlsched/data/traces/ from the shared trace files.
 
     python tools/trim_philly_trace.py [SHARED_TRACES_DIR] [--force]
 

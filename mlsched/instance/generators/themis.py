@@ -1,7 +1,7 @@
 """Themis workloads W1 and W2 from the Microsoft Philly trace (spec §5.3, A24, A25, A29).
 
 Source: a Philly job CSV (``timestamp,duration,num_gpus,gpu_time,cluster``; the AdaptDL copy).
-The default is the trimmed sample shipped in ``instances/traces/`` (the window's jobs with <= 2
+The default is the trimmed sample shipped in ``mlsched/data/traces/`` (the window's jobs with <= 2
 GPUs, cut by ``tools/trim_philly_trace.py``); the full copy can be passed as ``trace``.
 
 1. Jobs submitted in [2017-10-01 00:00, 2017-10-15 00:00) with ``num_gpus <= 2`` (A24).
@@ -46,8 +46,9 @@ from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import COMPUTE_PROFILE, NETWORK_PROFILE, ThemisApp, ThemisInstance, ThemisJob
 from mlsched.instance.themis_clusters import preset, testbed
 from mlsched.profiles import available_profiles, load_profile
+from mlsched.resources import data_file
 
-TRACES = Path(__file__).resolve().parents[3] / "instances" / "traces"
+TRACES = Path(str(data_file("traces")))
 DEFAULT_TRACE = TRACES / "philly-2017-10-01-to-15-le2gpu.csv.gz"
 DEFAULT_MODEL_MIX = TRACES / "gavel-model-mix.csv"
 COLUMNS = ("timestamp", "duration", "num_gpus", "gpu_time", "cluster")
