@@ -86,6 +86,9 @@ def _parser() -> argparse.ArgumentParser:
     st.add_argument("--force", action="store_true")
     st.set_defaults(handler=_study)
 
+    i = sub.add_parser("instances", help="list the shipped instances (usable by name in place of a file)")
+    i.set_defaults(handler=_instances)
+
     g = sub.add_parser("generate", help="generate an instance file")
     gsub = g.add_subparsers(dest="generator", required=True, metavar="SYSTEM")
     go = gsub.add_parser("oasis", help="OASiS simulation settings (spec §5.1)")
@@ -119,6 +122,10 @@ def _parser() -> argparse.ArgumentParser:
     gt.add_argument("--load", type=float, default=1.0, help="keep probability min(1, load * gpus / 156)")
     gt.add_argument("--p-net", type=float, default=0.5, help="share of network-intensive apps")
     gt.add_argument("--trace", metavar="PATH", help="Philly job CSV (default: the shipped sample)")
+    gt.add_argument("--apps", type=_positive_int, metavar="N",
+                    help="keep only the first N apps by arrival (default all: a full W1 has about 1,400)")
+    gt.add_argument("--start", type=_nonnegative_float, default=0.0, metavar="S",
+                    help="first app: the first arriving S seconds or later after the workload's start (0)")
     gt.add_argument("-o", "--output", required=True)
     gt.add_argument("--force", action="store_true")
     gt.set_defaults(handler=_generate_themis, expected=False)
@@ -158,6 +165,16 @@ def _seconds(text: str, *, allow_zero: bool) -> float:
     return value
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
 def _positive_float(text: str) -> float:
     return _seconds(text, allow_zero=False)
 
@@ -174,6 +191,16 @@ def _load(path: str) -> Any:
 def _validate(args: argparse.Namespace) -> int:
     inst = _load(args.file)
     print(f"{args.file}: valid {inst.family} instance {inst.name!r}: {inst.describe()}")
+    return 0
+
+
+def _instances(args: argparse.Namespace) -> int:
+    from mlsched.instance import load
+    from mlsched.resources import shipped_instances
+
+    for name in shipped_instances():
+        inst = load(name)
+        print(f"{name}  {inst.family}: {inst.describe()}")
     return 0
 
 
@@ -327,7 +354,9 @@ def _study(args: argparse.Namespace) -> int:
     if args.output:
         _refuse_overwrite(args.output, args.force)
     frame = _run_study(args, args.files)
-    if args.output:
+    if args.output and frame.empty:
+        print(f"no row finished; {args.output} not written", file=sys.stderr)
+    elif args.output:
         write_text_atomic(args.output, frame.to_csv(index=False), force=True)
         print(f"wrote {len(frame)} rows to {args.output}")
     else:
@@ -357,7 +386,7 @@ def _generate_themis(args: argparse.Namespace) -> int:
 
     _refuse_overwrite(args.output, args.force)
     inst = generate_themis(workload=args.workload, gpus=args.gpus, seed=args.seed, load=args.load, p_net=args.p_net,
-                           trace=args.trace, cluster=args.cluster)
+                           trace=args.trace, cluster=args.cluster, apps=args.apps, start=args.start)
     return _save_generated(inst, args)
 
 

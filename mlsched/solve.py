@@ -27,6 +27,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
+from pyomo.core.base.var import VarData
 
 from mlsched.errors import UsageError
 from mlsched.fileio import write_text_atomic
@@ -210,11 +211,21 @@ def _better(sense: str, a: float, b: float) -> bool:
 
 
 def _load_other(built: Built, other: _FileSolve, symbol_map: Any) -> tuple[Any, list[str]]:
-    """Load the verifier's solution into the Pyomo model and check its schedule independently."""
+    """Load the verifier's solution into the Pyomo model and check it independently: it must give
+    every variable a value, score what the verifier claims, and its schedule must pass the checker."""
+    loaded = 0
     for name, value in other.values.items():
         var = symbol_map.bySymbol.get(name)
         if var is not None:
             var.set_value(value, skip_validation=True)
+            loaded += 1
+    expected = sum(1 for obj in symbol_map.bySymbol.values() if isinstance(obj, VarData))
+    if loaded < expected:
+        return None, [f"{other.solver} gave values for {loaded} of {expected} variables"]
+    objective = next(built.model.component_data_objects(pyo.Objective, active=True))
+    rescored = pyo.value(objective)
+    if other.objective is None or not _close(rescored, other.objective):
+        return None, [f"{other.solver}'s solution scores {rescored:.10g}, not the {other.objective} it claims"]
     schedule = built.extract() if built.extract else None
     problems = built.validate(schedule) if built.validate and schedule is not None else []
     return schedule, problems
@@ -359,6 +370,16 @@ def exact_highs(time_limit: float | None, *, presolve: bool = True) -> Any:
     return h
 
 
+def settle_crossed_bound(sense: str, objective: float, bound: float) -> float:
+    """A dual bound just past the solver's own feasible incumbent (within CROSSED_BOUND_TOL,
+    relative) is a tolerance artefact: the bound is the incumbent and the gap is zero. A bound
+    further past it is returned unchanged."""
+    crossed = (objective - bound) if sense == "max" else (bound - objective)
+    if 0 < crossed <= CROSSED_BOUND_TOL * max(1.0, abs(objective)):
+        return objective
+    return bound
+
+
 def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, presolve: bool = True,
                  start: np.ndarray | None = None) -> SolveReport:
     """Solve an :class:`ArrayProgram` with HiGHS (gaps 0); ``schedule`` holds the solution vector.
@@ -390,9 +411,7 @@ def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, pres
         return SolveReport(found, None, None, None, 0.0, seconds, solver="highs", relaxed=not program.integer)
     objective = info.objective_function_value
     bound = info.mip_dual_bound if program.integer else objective
-    crossed = (objective - bound) if program.sense == "max" else (bound - objective)
-    if 0 < crossed <= CROSSED_BOUND_TOL * max(1.0, abs(objective)):
-        bound = objective   # a bound just past a feasible incumbent is a tolerance artefact, not a gap
+    bound = settle_crossed_bound(program.sense, objective, bound)
     gap = relative_gap(objective, bound)
     proven = status == highspy.HighsModelStatus.kOptimal and (gap is None or gap <= EXACT_REL_GAP)
     return SolveReport(Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound, gap, 0.0, seconds,
@@ -454,7 +473,7 @@ def solve_model_file(path: str | Path, *, time_limit: float | None = None, verif
         return replace(report, verified=True, verifier=other.solver, verifier_objective=other.objective,
                        verifier_bound=other.bound)
     feasible = [(s.objective, s.solver) for s in (own, other)
-                if s.objective is not None and not _row_violations(h, s.values)]
+                if s.objective is not None and not _solution_problems(h, s)]
     best = None
     for value, name in feasible:
         if best is None or _better(sense, value, best[0]):
@@ -487,19 +506,21 @@ def _from_highs(h: Any, name: str) -> _FileSolve:
     return _FileSolve(Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound, name, values)
 
 
-def _row_violations(h: Any, values: dict[str, float], tol: float = 1e-6) -> int:
-    """Rows, bounds and integrality of the model in ``h`` violated by ``values`` (by column name)."""
-    import numpy as np
-
+def _solution_problems(h: Any, found: _FileSolve, tol: float = 1e-6) -> int:
+    """How many ways ``found``'s solution fails the model in ``h``: a column without a value,
+    a violated row, bound or integrality, or an objective other than the one the solver claims."""
     lp = h.getLp()
-    x = np.array([values.get(lp.col_names_[j], 0.0) for j in range(lp.num_col_)])
+    names = list(lp.col_names_)
+    missing = sum(1 for name in names if name not in found.values)
+    x = np.array([found.values.get(name, 0.0) for name in names], dtype=float)
     a = lp.a_matrix_
-    activity = np.zeros(lp.num_row_)
-    for j in range(lp.num_col_):
-        for p in range(a.start_[j], a.start_[j + 1]):
-            activity[a.index_[p]] += a.value_[p] * x[j]
+    start, index, value = np.asarray(a.start_), np.asarray(a.index_), np.asarray(a.value_)
+    columns = np.repeat(np.arange(lp.num_col_), np.diff(start))
+    activity = np.bincount(index, weights=value * x[columns], minlength=lp.num_row_)
     bad = np.sum(activity < np.asarray(lp.row_lower_) - tol) + np.sum(activity > np.asarray(lp.row_upper_) + tol)
     bad += np.sum(x < np.asarray(lp.col_lower_) - tol) + np.sum(x > np.asarray(lp.col_upper_) + tol)
     integer = np.array([int(k) != 0 for k in lp.integrality_] or [False] * lp.num_col_, dtype=bool)
     bad += np.sum(integer & (np.abs(x - np.round(x)) > tol))
-    return int(bad)
+    rescored = float(np.dot(np.asarray(lp.col_cost_), x) + lp.offset_)
+    wrong_objective = found.objective is None or not _close(rescored, found.objective)
+    return int(bad) + missing + int(wrong_objective)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mlsched.errors import MlschedError, UsageError
+from mlsched.errors import UsageError
 from mlsched.instance import Instance, load
 from mlsched.metrics import cost_ratio as make_cost_ratio
 from mlsched.metrics import ratio as make_ratio
@@ -65,16 +65,18 @@ def study(
     items = list(instances)
     rows: list[dict[str, Any]] = []
     interrupted = False
-    bar = _progress(len(items), progress)
+    steps_per_instance = None if algorithms is None else len(algorithms) + int(exact)
+    bar = _progress(len(items) * steps_per_instance if steps_per_instance else None, progress)
     try:
         for item in items:
             inst = load(item) if isinstance(item, (str, Path)) else item
             sysm = get_system(system, family=inst.family)
-            rows.extend(_study_one(inst, sysm, algorithms or sysm.default_algorithms, variant=variant,
-                                   time_limit=time_limit, verify=verify, exact=exact, seed=seed,
-                                   run_options=run_options or {}))
+            chosen = algorithms or sysm.default_algorithms
             if bar is not None:
-                bar.update(1)
+                bar.plan(len(items) * (len(chosen) + int(exact)))
+            rows.extend(_study_one(inst, sysm, chosen, variant=variant,
+                                   time_limit=time_limit, verify=verify, exact=exact, seed=seed,
+                                   run_options=run_options or {}, bar=bar))
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -87,18 +89,21 @@ def study(
 
 def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, variant: str | None,
                time_limit: float | None, verify: bool | str, exact: bool, seed: int,
-               run_options: dict[str, Any]) -> list[dict[str, Any]]:
+               run_options: dict[str, Any], bar: _Progress | None = None) -> list[dict[str, Any]]:
     runs = []
     for name in algorithms:
+        _step(bar, f"{inst.name}: {name}")
         policy = sysm.policy(name, seed=seed)
         runs.append((name, policy, sysm.execute(inst, policy, **run_options)))
     opt = regret_opt = None
     if exact:
+        _step(bar, f"{inst.name}: exact optimum")
         opt = solve_exact(inst, system=sysm.name, variant=variant or sysm.ratio_variant, time_limit=time_limit,
                           verify=verify)
         if sysm.regret_variant is not None:
             regret_opt = solve_exact(inst, system=sysm.name, variant=sysm.regret_variant, time_limit=time_limit,
                                      verify=verify)
+    _step(bar, "")
     rows = []
     for name, policy, result in runs:
         row: dict[str, Any] = {"instance": inst.name, "algorithm": name, **sysm.evaluate(inst, result)}
@@ -138,11 +143,36 @@ def _ratio_columns(opt: SolveReport, score: float, minimize: bool = False) -> di
     return cols
 
 
-def _progress(total: int, enabled: bool) -> Any:
-    if not enabled or total <= 1:
-        return None
-    try:
+class _Progress:
+    """A bar over the study's steps (each algorithm's run and each exact solve) on stderr, naming
+    the step under way, with elapsed time and an estimate of the time left."""
+
+    def __init__(self, total: int | None) -> None:
         from tqdm.auto import tqdm
-    except ImportError as exc:  # pragma: no cover - tqdm is a dependency
-        raise MlschedError("progress bars need tqdm") from exc
-    return tqdm(total=total, desc="instances", file=sys.stderr, leave=False)
+
+        self.bar = tqdm(total=total, desc="study", unit="step", file=sys.stderr, leave=False,
+                        bar_format="{desc} {n_fmt}/{total_fmt} [{elapsed} elapsed, ~{remaining} left] {postfix}")
+        self.running = ""
+
+    def plan(self, total: int) -> None:
+        if self.bar.total is None:
+            self.bar.total = total
+
+    def step(self, running: str) -> None:
+        """Count the step that just finished (if any) and show the one starting."""
+        if self.running:
+            self.bar.update(1)
+        self.running = running
+        self.bar.set_postfix_str(f"running {running}" if running else "", refresh=True)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _progress(total: int | None, enabled: bool) -> _Progress | None:
+    return _Progress(total) if enabled and total != 1 else None
+
+
+def _step(bar: _Progress | None, running: str) -> None:
+    if bar is not None:
+        bar.step(running)

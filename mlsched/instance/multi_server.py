@@ -155,6 +155,8 @@ def read_multi_server(top: Fields) -> MultiServerInstance:
             top.problems.add(f"channels[{i}]", f"must be [port index < {len(ports)}, node index < {len(nodes)}]")
             continue
         channels.add((pair[0], pair[1]))
+    if isinstance(raw, list) and not raw:
+        top.problems.add("channels", "must list at least one [port, node] pair (no port could be served)")
     beta_fields = top.obj("beta")
     beta_fields.unknown_keys(set(resources))
     beta = [float(beta_fields.number(k, default=0.0, minimum=0, maximum=1)) for k in resources]

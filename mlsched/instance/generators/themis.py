@@ -157,10 +157,18 @@ def read_model_mix(path: str | Path = DEFAULT_MODEL_MIX) -> tuple[tuple[str, ...
 
 def generate_themis(*, workload: str = "W1", gpus: int | None = None, seed: int = 0, load: float = 1.0,
                     p_net: float = 0.5, trace: str | Path | None = None,
-                    cluster: str | None = None) -> ThemisInstance:
+                    cluster: str | None = None, apps: int | None = None, start: float = 0.0) -> ThemisInstance:
     """A seeded W1 or W2 instance. The cluster is the preset ``cluster`` (testbed64, sim_hetero,
     sim_256, truth64) or else the testbed-like cluster of ``gpus`` GPUs (default 64); ``gpus`` also
-    sets the keep probability, and must match the preset's GPU count when both are given."""
+    sets the keep probability, and must match the preset's GPU count when both are given.
+
+    ``start`` (seconds after the first kept app's arrival) and ``apps`` cut a slice: the first
+    ``apps`` kept apps arriving at or after ``start``, re-timed so that the first arrives at 0.
+    An app's model, profile and W2 shape do not depend on the slice."""
+    if apps is not None and (isinstance(apps, bool) or not isinstance(apps, (int, np.integer)) or apps < 1):
+        raise UsageError(f"apps must be an integer >= 1, got {apps!r}")
+    if not (isinstance(start, (int, float)) and math.isfinite(start) and start >= 0):
+        raise UsageError(f"start must be a number of seconds >= 0, got {start!r}")
     if workload not in WORKLOADS:
         raise UsageError(f"unknown workload {workload!r}; choose {', '.join(WORKLOADS)}")
     if not (isinstance(load, (int, float)) and math.isfinite(load) and load > 0):
@@ -196,8 +204,12 @@ def generate_themis(*, workload: str = "W1", gpus: int | None = None, seed: int 
     gpu_time = jobs["gpu_time"].to_numpy(dtype=float)[by_app]
     num_gpus = jobs["num_gpus"].to_numpy()[by_app]
     first_submit = submit[bounds[:-1]]
+    by_arrival = kept[np.argsort(first_submit[kept], kind="stable")]
+    kept = np.sort(by_arrival[first_submit[by_arrival] - first_submit[by_arrival[0]] >= start][:apps])
+    if not len(kept):
+        raise UsageError(f"no app kept arrives {start:g} s or later after the first one; lower start")
     origin = int(first_submit[kept].min())
-    apps = []
+    made: list[ThemisApp] = []
     fractional = 0
     for a in kept:
         members = slice(bounds[a], bounds[a + 1])
@@ -209,7 +221,7 @@ def generate_themis(*, workload: str = "W1", gpus: int | None = None, seed: int 
         else:
             phases, short = _successive_halving(float(work.sum()), tau, int(n_jobs[a]), int(first_cap[a]))
             fractional += short
-        apps.append(ThemisApp(name=f"a{a}", arrival=float(first_submit[a] - origin), phases=phases,
+        made.append(ThemisApp(name=f"a{a}", arrival=float(first_submit[a] - origin), phases=phases,
                               profile=NETWORK_PROFILE if net_u[a] < p_net else COMPUTE_PROFILE,
                               model=names[model[a]]))
     meta: dict[str, Any] = {
@@ -217,14 +229,17 @@ def generate_themis(*, workload: str = "W1", gpus: int | None = None, seed: int 
         "cluster": cluster_name, "gpus": topology.num_gpus, "trace": path.name, "model_mix": DEFAULT_MODEL_MIX.name,
         "window": list(WINDOW), "max_gpus_per_job": MAX_GPUS,
         "grouping": f"chain: same cluster and num_gpus, each job within {CHAIN_GAP:g} s of the previous one",
-        "jobs_in_window": len(jobs), "apps_total": n_apps, "apps_kept": len(apps), "keep_probability": p,
+        "jobs_in_window": len(jobs), "apps_total": n_apps, "apps_kept": len(made), "keep_probability": p,
         "busy_gpus": BUSY_GPUS, "time_origin": pd.Timestamp(origin, unit="s").strftime(_TIME_FORMAT),
         "tau_gpu_type": GPU_TYPE, "attribution": ATTRIBUTION,
     }
     if workload == "W2":
         meta["w2_fractional_phases"] = fractional
-    name = f"themis-{workload.lower()}-{cluster_name}-s{seed}" + (f"-load{load:g}" if load != 1 else "")
-    return ThemisInstance(name=name, topology=topology, apps=tuple(apps), meta=meta)
+    if apps is not None or start:
+        meta["slice"] = {"start_seconds": float(start), "apps": apps}
+    name = (f"themis-{workload.lower()}-{cluster_name}-s{seed}" + (f"-load{load:g}" if load != 1 else "")
+            + (f"-from{start:g}s" if start else "") + (f"-first{apps}" if apps is not None else ""))
+    return ThemisInstance(name=name, topology=topology, apps=tuple(made), meta=meta)
 
 
 def _successive_halving(budget: float, tau: float, n: int, first_cap: int) -> tuple[tuple[tuple[ThemisJob, ...], ...], int]:

@@ -82,7 +82,9 @@ class OgaSched:
         self.infeasible_blocks = 0
         self.gradient_norms: list[float] = []
         self._d = diameter_bound(instance)
-        self._constant = self._d / (gradient_bound(instance) * math.sqrt(instance.horizon))
+        bound = gradient_bound(instance)
+        # G = 0: every gradient is zero and no step size moves the allocation
+        self._constant = self._d / (bound * math.sqrt(instance.horizon)) if bound > 0 else 0.0
 
     def theorem_bound(self) -> float:
         """H_G sqrt(T) of Theorem 1: the regret bound of a run with ``step="theory"`` and the exact projection."""
