@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.xdist_group("wheel")   # one wheel build, on one worker
 
 
 @pytest.fixture(scope="module")
