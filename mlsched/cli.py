@@ -285,7 +285,9 @@ def _print_table(frame: pd.DataFrame) -> None:
     table = frame.copy()
     if "ratio_low" in table:
         table["ratio"] = ["-" if np.isnan(lo) else str(Ratio(lo, hi)) for lo, hi in zip(table["ratio_low"], table["ratio_high"])]
-        table["opt"] = [_opt_text(o, b, s) for o, b, s in zip(table["opt"], table["opt_bound"], table["opt_status"])]
+        sources = table["opt_bound_source"] if "opt_bound_source" in table else [None] * len(table)
+        table["opt"] = [_opt_text(o, b, s, src) for o, b, s, src in
+                        zip(table["opt"], table["opt_bound"], table["opt_status"], sources)]
     shown = [c for c in ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "max_rho",
                          "jain", "gpu_hours", "placement_score", "max_rho_slotted", "opt", "ratio", "admitted",
                          "completed", "wall_seconds", "two_alpha"] if c in table]
@@ -294,16 +296,18 @@ def _print_table(frame: pd.DataFrame) -> None:
     print(table[shown].to_string(index=False, float_format=lambda x: f"{x:.4f}", na_rep="-"))
 
 
-def _opt_text(opt: float | None, bound: float | None, status: str) -> str:
+def _opt_text(opt: float | None, bound: float | None, status: str, source: str | None = None) -> str:
     if status == "optimal":
         return f"{opt:.4f}"
     lo = "-" if opt is None or (isinstance(opt, float) and np.isnan(opt)) else f"{opt:.4f}"
     hi = "-" if bound is None or (isinstance(bound, float) and np.isnan(bound)) else f"{bound:.4f}"
-    return f"[{lo}, {hi}] ({status})"
+    known = isinstance(source, str) and source
+    return f"[{lo}, {hi}] ({status}{f'; bound: {source}' if known else ''})"
 
 
 def _json_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    cols = [c for c in _TABLE_COLUMNS + ["opt_status", "opt_verified", "opt_verifier", "two_alpha"] if c in frame]
+    cols = [c for c in _TABLE_COLUMNS + ["opt_status", "opt_bound_source", "opt_verified", "opt_verifier", "two_alpha"]
+            if c in frame]
     rows = frame[cols].to_dict(orient="records")
     return [{k: (None if isinstance(v, float) and not math.isfinite(v) else _plain(v)) for k, v in row.items()}
             for row in rows]

@@ -7,6 +7,8 @@ solution that passed the independent checker.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -16,22 +18,35 @@ from mlsched.formulations import oasis, ogasched, themis_offline
 from mlsched.instance import ClusterJobsInstance, MultiServerInstance, ThemisInstance
 from mlsched.metrics import total_utility
 from mlsched.multiserver import LINEAR, ChannelModel
-from mlsched.solve import SolveReport, Status, relative_gap, solve
+from mlsched.sim.schedule import ClusterSchedule
+from mlsched.solve import EXACT_REL_GAP, SolveReport, Status, relative_gap, solve
 
 RESCORE_TOLERANCE = 1e-6
 CROSS_CHECK_TOLERANCE = 1e-6
 
 
 def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool = False,
-                time_limit: float | None = None, verify: bool | str = "auto") -> SolveReport:
+                time_limit: float | None = None, verify: bool | str = "auto",
+                starts: Sequence[ClusterSchedule] = (), dual_bounds: Mapping[str, float] | None = None) -> SolveReport:
     """OPT_paper / OPT_chunk (or the LP relaxation) of OASiS.
 
     ``verify="auto"`` cross-certifies when the model has at most ``mlsched.solve.VERIFY_MAX_INTEGERS`` integers.
     The objective is the exact utility of the extracted schedule, which must pass the checker
     and match the solver's value to RESCORE_TOLERANCE (else ERROR).
+
+    ``starts`` are checked schedules (the online algorithms' and baselines'): the best, read as a
+    solution of the program (:func:`mlsched.formulations.oasis.program_schedule`), is HiGHS's MIP
+    start and a floor on the incumbent, so OPT >= max ALG from the first second. When the MILP
+    is not proven optimal, the bound is the least of the MILP's own bound, the LP relaxation and
+    the ``dual_bounds`` given (name -> value, each valid for this variant), with ``bound_source``
+    naming it.
     """
     built = oasis.build(instance, variant=variant, relax=relax)
-    report = solve(built, time_limit=time_limit, verify=False if relax else verify)
+    start = None if relax else _best_start(instance, starts, variant)
+    if start is not None:
+        assert built.load_start is not None
+        built.load_start(start[1])
+    report = solve(built, time_limit=time_limit, verify=False if relax else verify, warm_start=start is not None)
     if report.schedule is not None and report.objective is not None:
         problems = sim.check(instance, report.schedule)
         rescored = total_utility(instance, report.schedule)
@@ -39,12 +54,59 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
             report.status = Status.ERROR
             report.message = (f"the solver's schedule fails the checker or rescoring "
                               f"({rescored:.10g} vs {report.objective:.10g}): {'; '.join(problems[:3])}")
-        else:
-            # the objective is the exact score of the checked schedule, not the solver's float sum
-            report.objective = rescored
-            if report.status is Status.OPTIMAL:
-                report.bound = rescored if report.bound is None else max(report.bound, rescored)
-    return report
+            return report
+        # the objective is the exact score of the checked schedule, not the solver's float sum
+        report.objective = rescored
+        if report.status is Status.OPTIMAL:
+            report.bound = rescored if report.bound is None else max(report.bound, rescored)
+    if relax or report.status in (Status.OPTIMAL, Status.ERROR, Status.DISAGREE, Status.INFEASIBLE):
+        return report
+    if start is not None:
+        report = _floor_at_start(report, *start)
+    return _least_bound(instance, report, variant=variant, time_limit=time_limit, dual_bounds=dual_bounds or {})
+
+
+def _best_start(instance: ClusterJobsInstance, starts: Sequence[ClusterSchedule],
+                variant: str) -> tuple[float, ClusterSchedule] | None:
+    """The best of ``starts`` read as a solution of the program, with its score; only schedules
+    that pass the checker count."""
+    best = None
+    for schedule in starts:
+        candidate = oasis.program_schedule(instance, schedule, variant)
+        if sim.check(instance, candidate):
+            continue
+        score = total_utility(instance, candidate)
+        if best is None or score > best[0]:
+            best = (score, candidate)
+    return best
+
+
+def _floor_at_start(report: SolveReport, score: float, schedule: ClusterSchedule) -> SolveReport:
+    """The start is a feasible solution: no incumbent below it."""
+    if report.objective is not None and report.objective >= score:
+        return report
+    name = schedule.algorithm or "a given schedule"
+    return replace(report, status=Status.FEASIBLE, objective=score, schedule=schedule,
+                   gap=relative_gap(score, report.bound),
+                   message=f"{report.message}; incumbent: {name}'s schedule".lstrip("; "))
+
+
+def _least_bound(instance: ClusterJobsInstance, report: SolveReport, *, variant: str, time_limit: float | None,
+                 dual_bounds: Mapping[str, float]) -> SolveReport:
+    """Tighten a report that is not proven optimal with the LP relaxation and the given dual bounds."""
+    candidates = dict(dual_bounds)
+    if report.bound is not None:
+        candidates[report.bound_source or "milp"] = report.bound
+    lp = solve(oasis.build(instance, variant=variant, relax=True), time_limit=time_limit)
+    if lp.status is Status.OPTIMAL and lp.objective is not None:
+        candidates["lp relaxation"] = lp.objective
+    if not candidates:
+        return report
+    source, bound = min(candidates.items(), key=lambda item: item[1])
+    gap = relative_gap(report.objective, bound)
+    proven = report.objective is not None and gap is not None and gap <= EXACT_REL_GAP
+    return replace(report, bound=bound, bound_source=source, gap=gap,
+                   status=Status.OPTIMAL if proven else report.status)
 
 
 OGASCHED_VARIANTS = ("hindsight", "per_slot")

@@ -59,6 +59,7 @@ class Built:
     build_seconds: float
     extract: Callable[[], Any] | None = None
     validate: Callable[[Any], list[str]] | None = None
+    load_start: Callable[[Any], None] | None = None   # sets the variables from a feasible schedule (a MIP start)
 
     @property
     def size(self) -> dict[str, int]:
@@ -85,6 +86,7 @@ class SolveReport:
     verifier: str | None = None
     verifier_objective: float | None = None
     verifier_bound: float | None = None
+    bound_source: str | None = None      # which bound ``bound`` is: the MILP's own, the LP relaxation, a dual bound
     schedule: Any = field(default=None, repr=False)
 
     @property
@@ -112,8 +114,12 @@ def solve(
     presolve: bool = True,
     threads: int | None = None,
     mip_gap: float = 0.0,
+    warm_start: bool = False,
 ) -> SolveReport:
     """Solve ``built`` with HiGHS; optionally cross-certify with an independent solver.
+
+    ``warm_start`` hands the values the model's variables hold (see ``Built.load_start``) to
+    HiGHS as its first incumbent; HiGHS ignores a start that is not feasible.
 
     ``verify="auto"`` cross-certifies integer models of at most VERIFY_MAX_INTEGERS integer
     variables; a relaxation is never cross-certified under "auto".
@@ -126,7 +132,7 @@ def solve(
     options: dict[str, Any] = {"mip_rel_gap": mip_gap, "mip_abs_gap": 0.0, "presolve": "on" if presolve else "off"}
     if threads is not None:
         options["threads"] = threads
-    solver = Highs()
+    solver = _HighsWithStart() if warm_start else Highs()
     tick = time.perf_counter()
     try:
         result = solver.solve(built.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
@@ -141,6 +147,25 @@ def solve(
     if verify and report.status in (Status.OPTIMAL, Status.FEASIBLE):
         report = _cross_certify(built, report, time_limit)
     return report
+
+
+class _HighsWithStart(Highs):
+    """Pyomo's HiGHS interface, handing the variables' current values to HiGHS as a MIP start."""
+
+    def _solve(self):  # type: ignore[no-untyped-def]
+        import highspy
+
+        columns = getattr(self, "_pyomo_var_to_solver_var_map", None)
+        variables = getattr(self, "_vars", None)
+        if columns and variables:
+            values = [0.0] * len(columns)
+            for var_id, column in columns.items():
+                value = variables[var_id][0].value
+                values[column] = 0.0 if value is None else float(value)
+            start = highspy.HighsSolution()
+            start.col_value = values
+            self._solver_model.setSolution(start)
+        return super()._solve()
 
 
 def _report_from_pyomo(built: Built, result: Any, seconds: float, solver_name: str) -> SolveReport:
@@ -160,15 +185,17 @@ def _report_from_pyomo(built: Built, result: Any, seconds: float, solver_name: s
         return SolveReport(Status.UNBOUNDED, None, None, None, message=f"solver says {tc.name}", **base)
     if objective is None:
         stop = "time limit" if tc == TerminationCondition.maxTimeLimit else tc.name
-        return SolveReport(Status.NO_SOLUTION, None, bound, None, message=f"stopped ({stop}) without a solution", **base)
+        return SolveReport(Status.NO_SOLUTION, None, bound, None, bound_source=None if bound is None else "milp",
+                           message=f"stopped ({stop}) without a solution", **base)
     result.solution_loader.load_vars()
     schedule = built.extract() if built.extract else None
     proven = tc == TerminationCondition.convergenceCriteriaSatisfied and (gap is None or gap <= EXACT_REL_GAP)
     if proven:
         bound = objective if bound is None else bound
-        return SolveReport(Status.OPTIMAL, objective, bound, gap, schedule=schedule, **base)
+        return SolveReport(Status.OPTIMAL, objective, bound, gap, schedule=schedule, bound_source="milp", **base)
     stop = "time limit" if tc == TerminationCondition.maxTimeLimit else tc.name
     return SolveReport(Status.FEASIBLE, objective, bound, gap, schedule=schedule,
+                       bound_source=None if bound is None else "milp",
                        message=f"stopped ({stop}) with gap {gap if gap is not None else float('nan'):.3g}", **base)
 
 

@@ -98,8 +98,9 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
     opt = regret_opt = None
     if exact:
         _step(bar, f"{inst.name}: exact optimum")
-        opt = solve_exact(inst, system=sysm.name, variant=variant or sysm.ratio_variant, time_limit=time_limit,
-                          verify=verify)
+        opt_variant = variant or sysm.ratio_variant or sysm.variants[0]
+        hints = _exact_hints(sysm, runs, opt_variant)
+        opt = sysm.exact(inst, variant=opt_variant, time_limit=time_limit, verify=verify, **hints)
         if sysm.regret_variant is not None:
             regret_opt = solve_exact(inst, system=sysm.name, variant=sysm.regret_variant, time_limit=time_limit,
                                      verify=verify)
@@ -122,9 +123,20 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
     return rows
 
 
+def _exact_hints(sysm: System, runs: list[tuple[str, Any, Any]], variant: str) -> dict[str, Any]:
+    """What the runs tell the exact solve: their solutions as MIP starts (a floor on OPT) and the
+    certified dual bounds of policies that have one for ``variant`` (a ceiling)."""
+    if sysm.start_of is None:
+        return {}
+    bounds = {f"dual bound ({name})": policy.certified_bound() for name, policy, _ in runs
+              if hasattr(policy, "certified_bound_variants") and variant in policy.certified_bound_variants()}
+    return {"starts": [sysm.start_of(result) for _, _, result in runs], "dual_bounds": bounds}
+
+
 def _ratio_columns(opt: SolveReport, score: float, minimize: bool = False) -> dict[str, Any]:
     """OPT / ALG for values; ALG / OPT for costs (both >= 1 when ALG is no better than OPT)."""
     cols: dict[str, Any] = {"opt_status": opt.status.value, "opt": opt.objective, "opt_bound": opt.bound,
+                            "opt_bound_source": opt.bound_source,
                             "opt_verified": opt.verified, "opt_verifier": opt.verifier,
                             "opt_seconds": opt.build_seconds + opt.solve_seconds}
     unusable = opt.status in (Status.INFEASIBLE, Status.UNBOUNDED, Status.ERROR)

@@ -31,6 +31,7 @@ class System:
     minimize: bool = False          # the score is a cost (ratio = ALG / OPT) rather than a value (OPT / ALG)
     ratio_score: str | None = None  # the row column compared with OPT, when not ``score_name``
     run_options: tuple[str, ...] = ()   # keyword options ``run`` accepts (e.g. the lease of event simulations)
+    start_of: Callable[[Any], Any] | None = None   # a run's feasible solution for ``exact(starts=...)``
 
     def execute(self, instance: Any, policy: Any, **options: Any) -> Any:
         """``run(instance, policy)`` with the given run options (None means the default)."""
@@ -71,7 +72,8 @@ def _oasis() -> System:
     algorithms.update(BASELINES)
     return System(name="oasis", family="cluster-jobs", variants=oasis.VARIANTS, algorithms=algorithms,
                   default_algorithms=("oasis", "fifo", "drf", "rrh", "dorm"), score_name="total_utility",
-                  exact=exact_oasis, run=sim.run, evaluate=evaluate, build=oasis.build, relaxable=True)
+                  exact=exact_oasis, run=sim.run, evaluate=evaluate, build=oasis.build, relaxable=True,
+                  start_of=lambda result: result.schedule)
 
 
 def _ogasched() -> System:

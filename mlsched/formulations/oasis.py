@@ -124,10 +124,51 @@ def build(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool 
             schedule.ps[i, t - 1, k] = round(var.value or 0.0)
         return schedule
 
+    def load_start(schedule: ClusterSchedule) -> None:
+        """Set the variables from a schedule of :func:`program_schedule` (a MIP start)."""
+        t_hat = schedule.completion_slots()
+        for i in jobs:
+            m.x[i].set_value(float(schedule.admitted[i]))
+        for (i, t), var in m.u.items():
+            var.set_value(1.0 if schedule.admitted[i] and t == t_hat[i] else 0.0)
+        for (i, h, t), var in m.y.items():
+            var.set_value(float(schedule.workers[i, t - 1, h]))
+        for (i, k, t), var in m.z.items():
+            var.set_value(float(schedule.ps[i, t - 1, k]))
+        if variant == "chunk":
+            passes = chunk_passes(inst, schedule)
+            for (i, t), var in m.d.items():
+                var.set_value(float(passes[i, t - 1]))
+
     return Built(model=m, name=m.name, sense="max", relaxed=relax,
                  build_seconds=time.perf_counter() - tick,
                  extract=None if relax else extract,
-                 validate=None if relax else (lambda schedule: check(inst, schedule)))
+                 validate=None if relax else (lambda schedule: check(inst, schedule)),
+                 load_start=None if relax else load_start)
+
+
+def chunk_passes(instance: ClusterJobsInstance, schedule: ClusterSchedule) -> np.ndarray:
+    """d_i(t) of (2c) for a schedule: whole chunk-passes its workers complete per slot, the
+    earliest first, never more than E_i N_i in all; shape (I, T)."""
+    per_slot = np.floor(schedule.workers_per_slot / instance.chunk_time[:, None] + EPS)
+    total = np.array([j.epochs * j.chunks for j in instance.jobs], dtype=float)
+    before = np.cumsum(per_slot, axis=1) - per_slot
+    return np.clip(np.minimum(per_slot, total[:, None] - before), 0, None)
+
+
+def program_schedule(instance: ClusterJobsInstance, schedule: ClusterSchedule, variant: str = "paper") -> ClusterSchedule:
+    """The program's reading of any checked schedule, a feasible solution of the ``variant``
+    MILP with the same score: jobs it completes are kept whole (x_i = 1, u_i(t_hat_i) = 1 at the
+    last slot with a worker, eq. 8); every other job is dropped with its workers and PS, which
+    only frees capacity and scores 0 either way. Under "chunk" a job is kept only if its slots
+    hold E_i N_i whole chunk-passes (2c), so the start may score less than the schedule."""
+    keep = schedule.completed(instance)
+    if variant == "chunk":
+        total = np.array([j.epochs * j.chunks for j in instance.jobs], dtype=float)
+        keep = keep & (chunk_passes(instance, schedule).sum(axis=1) >= total - EPS)
+    return ClusterSchedule(workers=np.where(keep[:, None, None], schedule.workers, 0),
+                           ps=np.where(keep[:, None, None], schedule.ps, 0), admitted=keep.copy(),
+                           algorithm=schedule.algorithm, promises_completion=True)
 
 
 def _capacity(m: pyo.ConcreteModel, name: str, index: list[tuple[int, int, int]], demand: np.ndarray,

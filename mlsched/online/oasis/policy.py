@@ -192,6 +192,11 @@ class OASiS:
         mu = sum(max(0.0, self.best(i, empty=True).payoff) for i in range(self.instance.num_jobs))
         return mu + self.ledger.resource_value()
 
+    def certified_bound_variants(self) -> tuple[str, ...]:
+        """The exact-program variants whose optimum :meth:`certified_bound` bounds: OPT_chunk for
+        the chunk DP; OPT_paper (>= OPT_chunk) over the worker-slot space."""
+        return ("chunk",) if self.granularity == "chunk" else ("paper", "chunk")
+
     def summary(self) -> dict[str, Any]:
         c = self.constants
         return {"alpha": c.alpha, "eta1": c.eta1, "eta2": c.eta2, "ln_L1": c.ln_l1, "ln_L2": c.ln_l2}

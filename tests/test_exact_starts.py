@@ -1,0 +1,110 @@
+"""Online schedules as MIP starts and the least available bound: OPT >= max ALG from the first
+second, an upper bound whenever the LP can be solved, each labelled, and a start never changes a
+proven optimum."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyomo.environ as pyo
+import pytest
+
+import mlsched.exact as exact_module
+from mlsched import sim
+from mlsched.exact import exact_oasis
+from mlsched.formulations import oasis
+from mlsched.instance import load
+from mlsched.metrics import total_utility
+from mlsched.solve import SolveReport, Status
+from mlsched.study import _exact_hints, study
+from mlsched.systems import get_system
+
+ROOT = Path(__file__).resolve().parents[1]
+FIG5 = ROOT / "instances" / "oasis" / "fig5-small-seed0.json"
+ALGORITHMS = ("oasis", "oasis-ws", "fifo", "drf", "rrh")
+
+
+@pytest.fixture(scope="module")
+def runs():
+    inst = load(FIG5)
+    sysm = get_system(family=inst.family)
+    return inst, {name: sysm.execute(inst, sysm.policy(name)).schedule for name in ALGORITHMS}
+
+
+def violated_rows(model: pyo.ConcreteModel, tol: float = 1e-6) -> list[str]:
+    bad = []
+    for con in model.component_data_objects(pyo.Constraint, active=True):
+        body = pyo.value(con.body)
+        if (con.has_lb() and body < pyo.value(con.lower) - tol) or (con.has_ub() and body > pyo.value(con.upper) + tol):
+            bad.append(con.name)
+    for var in model.component_data_objects(pyo.Var, active=True):
+        if (var.lb is not None and var.value < var.lb - tol) or (var.ub is not None and var.value > var.ub + tol):
+            bad.append(var.name)
+    return bad
+
+
+@pytest.mark.parametrize("variant", oasis.VARIANTS)
+def test_every_schedule_is_a_feasible_solution_of_the_program(runs, variant):
+    inst, schedules = runs
+    for name, schedule in schedules.items():
+        start = oasis.program_schedule(inst, schedule, variant)
+        assert sim.check(inst, start) == [], name
+        score = total_utility(inst, start)
+        if variant == "paper":   # nothing is lost: the program scores the schedule as ALG does
+            assert score == pytest.approx(total_utility(inst, schedule), rel=1e-12), name
+        else:
+            assert score <= total_utility(inst, schedule) + 1e-9, name
+        built = oasis.build(inst, variant=variant)
+        built.load_start(start)
+        assert violated_rows(built.model) == [], name
+        assert pyo.value(built.model.obj) == pytest.approx(score, rel=1e-9), name
+
+
+def test_starts_never_change_a_proven_optimum(runs):
+    inst, schedules = runs
+    for variant in oasis.VARIANTS:
+        report = exact_oasis(inst, variant=variant, verify=True, starts=list(schedules.values()))
+        assert report.status is Status.OPTIMAL and report.verified
+        assert report.objective == pytest.approx(inst.expected[f"opt_{variant}"], rel=1e-9)
+        assert report.bound_source == "milp"
+
+
+def test_a_stopped_solve_keeps_the_best_start_and_the_least_labelled_bound(runs, monkeypatch):
+    inst, schedules = runs
+    real_solve = exact_module.solve
+
+    def stopped(built, **kwargs):   # the MILP stops at its time limit with nothing found
+        if built.relaxed:
+            return real_solve(built, **kwargs)
+        return SolveReport(Status.NO_SOLUTION, None, None, None, 0.0, 1.0, "highs", False,
+                           message="stopped (time limit) without a solution")
+
+    monkeypatch.setattr(exact_module, "solve", stopped)
+    best = max(schedules, key=lambda name: total_utility(inst, schedules[name]))
+    lp = real_solve(oasis.build(inst, relax=True)).objective
+    report = exact_oasis(inst, starts=list(schedules.values()), dual_bounds={"dual bound (x)": lp + 5})
+    assert report.status is Status.FEASIBLE
+    assert report.objective == pytest.approx(total_utility(inst, schedules[best]), rel=1e-12)
+    assert report.schedule.algorithm == best and "incumbent: " in report.message
+    assert report.bound == pytest.approx(lp) and report.bound_source == "lp relaxation"
+    assert inst.expected["opt_paper"] <= report.bound + 1e-7
+    tighter = exact_oasis(inst, starts=list(schedules.values()), dual_bounds={"dual bound (x)": lp - 1})
+    assert tighter.bound == pytest.approx(lp - 1) and tighter.bound_source == "dual bound (x)"
+
+
+def test_study_hands_runs_to_the_exact_solve():
+    inst = load(FIG5)
+    sysm = get_system(family=inst.family)
+    runs = []
+    for name in ("oasis", "oasis-ws", "fifo"):
+        policy = sysm.policy(name)
+        runs.append((name, policy, sysm.execute(inst, policy)))
+    paper = _exact_hints(sysm, runs, "paper")
+    assert [s.algorithm for s in paper["starts"]] == [r.schedule.algorithm for _, _, r in runs]
+    assert list(paper["dual_bounds"]) == ["dual bound (oasis-ws)"]        # the chunk DP's bound is OPT_chunk's
+    assert list(_exact_hints(sysm, runs, "chunk")["dual_bounds"]) == ["dual bound (oasis)", "dual bound (oasis-ws)"]
+    for name, value in paper["dual_bounds"].items():
+        assert value >= inst.expected["opt_paper"] - 1e-7, name
+    frame = study([inst], ["oasis", "oasis-ws", "fifo"], progress=False)
+    assert (frame["opt_status"] == "optimal").all() and (frame["opt_bound_source"] == "milp").all()
+    assert (frame["ratio"] >= 1 - 1e-9).all()
