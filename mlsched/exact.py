@@ -51,14 +51,18 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
         problems = sim.check(instance, report.schedule)
         rescored = total_utility(instance, report.schedule)
         if problems or abs(rescored - report.objective) > RESCORE_TOLERANCE * max(1.0, abs(report.objective)):
-            report.status = Status.ERROR
-            report.message = (f"the solver's schedule fails the checker or rescoring "
-                              f"({rescored:.10g} vs {report.objective:.10g}): {'; '.join(problems[:3])}")
-            return report
-        # the objective is the exact score of the checked schedule, not the solver's float sum
-        report.objective = rescored
-        if report.status is Status.OPTIMAL:
-            report.bound = rescored if report.bound is None else max(report.bound, rescored)
+            rejected = (f"the solver's schedule fails the checker or rescoring "
+                        f"({rescored:.10g} vs {report.objective:.10g}): {'; '.join(problems[:3])}")
+            if start is None or report.status is not Status.FEASIBLE:
+                report.status, report.message = Status.ERROR, rejected
+                return report
+            # a time-limited incumbent that fails the checker is dropped; the start stands in
+            report = replace(report, objective=None, schedule=None, message=rejected)
+        else:
+            # the objective is the exact score of the checked schedule, not the solver's float sum
+            report.objective = rescored
+            if report.status is Status.OPTIMAL:
+                report.bound = rescored if report.bound is None else max(report.bound, rescored)
     if relax or report.status in (Status.OPTIMAL, Status.ERROR, Status.DISAGREE, Status.INFEASIBLE):
         return report
     if start is not None:
