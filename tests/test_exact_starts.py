@@ -108,3 +108,24 @@ def test_study_hands_runs_to_the_exact_solve():
     frame = study([inst], ["oasis", "oasis-ws", "fifo"], progress=False)
     assert (frame["opt_status"] == "optimal").all() and (frame["opt_bound_source"] == "milp").all()
     assert (frame["ratio"] >= 1 - 1e-9).all()
+
+
+def test_a_stopped_incumbent_is_scored_by_its_schedule_never_above_it(runs, monkeypatch):
+    """A time-limited incumbent may declare a completion slot after the job's last worker and so
+    claim less than its schedule scores: the checked score stands. Claiming more is an error."""
+    inst, _ = runs
+    real_solve = exact_module.solve
+    proven = real_solve(oasis.build(inst), verify=False)
+    truth = inst.expected["opt_paper"]
+
+    def claiming(value):
+        def stopped(built, **kwargs):
+            return SolveReport(Status.FEASIBLE, value, truth + 50, None, 0.0, 1.0, "highs", False,
+                               schedule=proven.schedule, message="stopped (time limit)")
+        return stopped
+
+    monkeypatch.setattr(exact_module, "solve", claiming(truth - 30))
+    report = exact_oasis(inst)
+    assert report.status is Status.FEASIBLE and report.objective == pytest.approx(truth, rel=1e-12)
+    monkeypatch.setattr(exact_module, "solve", claiming(truth + 30))
+    assert exact_oasis(inst).status is Status.ERROR
