@@ -19,9 +19,10 @@ from mlsched.instance import ClusterJobsInstance, MultiServerInstance, ThemisIns
 from mlsched.metrics import total_utility
 from mlsched.multiserver import LINEAR, ChannelModel
 from mlsched.sim.schedule import ClusterSchedule
-from mlsched.solve import EXACT_REL_GAP, SolveReport, Status, relative_gap, solve
+from mlsched.solve import EXACT_REL_GAP, SolveReport, Status, TimeBudget, relative_gap, solve
 
 RESCORE_TOLERANCE = 1e-6
+MILP_SHARE = 0.8   # of a time limit left after the build: the MILP and its verification; the LP bound gets the rest
 CROSS_CHECK_TOLERANCE = 1e-6
 
 
@@ -40,13 +41,19 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
     is not proven optimal, the bound is the least of the MILP's own bound, the LP relaxation and
     the ``dual_bounds`` given (name -> value, each valid for this variant), with ``bound_source``
     naming it.
+
+    ``time_limit`` covers the whole call: the MILP and its verification share MILP_SHARE of what
+    is left after the build (HiGHS half of that when verifying), the LP bound the rest; each
+    solver call gets at least MIN_VERIFY_SECONDS, the stated overshoot per step.
     """
+    budget = TimeBudget(time_limit)
     built = oasis.build(instance, variant=variant, relax=relax)
     start = None if relax else _best_start(instance, starts, variant)
     if start is not None:
         assert built.load_start is not None
         built.load_start(start[1])
-    report = solve(built, time_limit=time_limit, verify=False if relax else verify, warm_start=start is not None)
+    report = solve(built, time_limit=budget.share(MILP_SHARE), verify=False if relax else verify,
+                   warm_start=start is not None)
     if report.schedule is not None and report.objective is not None:
         problems = sim.check(instance, report.schedule)
         rescored = total_utility(instance, report.schedule)
@@ -73,7 +80,7 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
         return report
     if start is not None:
         report = _floor_at_start(report, *start)
-    return _least_bound(instance, report, variant=variant, time_limit=time_limit, dual_bounds=dual_bounds or {})
+    return _least_bound(instance, report, variant=variant, time_limit=budget.share(), dual_bounds=dual_bounds or {})
 
 
 def _best_start(instance: ClusterJobsInstance, starts: Sequence[ClusterSchedule],

@@ -35,6 +35,8 @@ from mlsched.fileio import write_text_atomic
 EXACT_REL_GAP = 1e-9
 AGREE_REL_TOL = 1e-7
 VERIFY_MAX_INTEGERS = 5000   # verify="auto": cross-certify integer models up to this many integer variables
+HIGHS_SHARE_WHEN_VERIFYING = 0.5   # of a time limit, when a verifier must run within the same limit
+MIN_VERIFY_SECONDS = 1.0   # the verifier's floor when HiGHS used up the limit (the stated overshoot)
 CROSSED_BOUND_TOL = 1e-6   # HiGHS's bound may sit this far past its own incumbent (its tolerances are 1e-7..1e-6)
 
 
@@ -100,6 +102,22 @@ class SolveReport:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
 
 
+@dataclass
+class TimeBudget:
+    """The seconds left of one time limit that covers several steps (build, solves, verification)."""
+
+    limit: float | None
+    started: float = field(default_factory=time.perf_counter)
+
+    def left(self) -> float | None:
+        return None if self.limit is None else self.limit - (time.perf_counter() - self.started)
+
+    def share(self, fraction: float = 1.0) -> float | None:
+        """``fraction`` of what is left, at least MIN_VERIFY_SECONDS (the stated overshoot)."""
+        left = self.left()
+        return None if left is None else max(MIN_VERIFY_SECONDS, left * fraction)
+
+
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
     if objective is None or bound is None or not math.isfinite(bound):
         return None
@@ -129,6 +147,11 @@ def solve(
     """
     if time_limit is not None and not time_limit > 0:
         raise UsageError(f"time limit must be > 0 seconds, got {time_limit}")
+    started = time.perf_counter()
+    if verify == "auto":
+        verify = not built.relaxed and built.size["integer_variables"] <= VERIFY_MAX_INTEGERS
+    # the time limit covers both solvers: HiGHS gets a share, the verifier what is left
+    highs_limit = time_limit if time_limit is None or not verify else time_limit * HIGHS_SHARE_WHEN_VERIFYING
     options: dict[str, Any] = {"mip_rel_gap": mip_gap, "mip_abs_gap": 0.0, "presolve": "on" if presolve else "off"}
     if threads is not None:
         options["threads"] = threads
@@ -136,16 +159,15 @@ def solve(
     tick = time.perf_counter()
     try:
         result = solver.solve(built.model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
-                              time_limit=time_limit, solver_options=options)
+                              time_limit=highs_limit, solver_options=options)
     except Exception as exc:  # a solver crash is a status, not a crash of ours
         return SolveReport(Status.ERROR, None, None, None, built.build_seconds, time.perf_counter() - tick,
                            "highs", built.relaxed, message=f"HiGHS failed: {exc}")
     seconds = time.perf_counter() - tick
     report = _report_from_pyomo(built, result, seconds, "highs" + ("" if presolve else "(presolve off)"))
-    if verify == "auto":
-        verify = not built.relaxed and built.size["integer_variables"] <= VERIFY_MAX_INTEGERS
     if verify and report.status in (Status.OPTIMAL, Status.FEASIBLE):
-        report = _cross_certify(built, report, time_limit)
+        left = None if time_limit is None else max(MIN_VERIFY_SECONDS, time_limit - (time.perf_counter() - started))
+        report = _cross_certify(built, report, left)
     return report
 
 

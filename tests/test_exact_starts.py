@@ -129,3 +129,29 @@ def test_a_stopped_incumbent_is_scored_by_its_schedule_never_above_it(runs, monk
     assert report.status is Status.FEASIBLE and report.objective == pytest.approx(truth, rel=1e-12)
     monkeypatch.setattr(exact_module, "solve", claiming(truth + 30))
     assert exact_oasis(inst).status is Status.ERROR
+
+
+def test_one_time_limit_covers_highs_and_its_verifier(runs, monkeypatch):
+    import mlsched.solve as solve_module
+
+    inst, _ = runs
+    given = {}
+    real_highs, real_verifier = solve_module.Highs, solve_module._solve_lp_file
+
+    class RecordingHighs(real_highs):
+        def solve(self, model, **kwargs):
+            given["highs"] = kwargs["time_limit"]
+            return super().solve(model, **kwargs)
+
+    def recording_verifier(path, time_limit):
+        given["verifier"] = time_limit
+        return real_verifier(path, time_limit)
+
+    monkeypatch.setattr(solve_module, "Highs", RecordingHighs)
+    monkeypatch.setattr(solve_module, "_solve_lp_file", recording_verifier)
+    report = solve_module.solve(oasis.build(inst), time_limit=8.0, verify=True)
+    assert report.status is Status.OPTIMAL and report.verified
+    assert given["highs"] == pytest.approx(8.0 * solve_module.HIGHS_SHARE_WHEN_VERIFYING)
+    assert solve_module.MIN_VERIFY_SECONDS <= given["verifier"] <= 8.0
+    exact_oasis(inst, time_limit=8.0, verify=True)
+    assert given["highs"] <= 8.0 * exact_module.MILP_SHARE * solve_module.HIGHS_SHARE_WHEN_VERIFYING
