@@ -14,12 +14,21 @@ import numpy as np
 
 from mlsched import sim
 from mlsched.errors import UsageError
-from mlsched.formulations import oasis, ogasched, themis_offline
+from mlsched.formulations import oasis, oasis_arrays, ogasched, themis_offline
 from mlsched.instance import ClusterJobsInstance, MultiServerInstance, ThemisInstance
 from mlsched.metrics import total_utility
 from mlsched.multiserver import LINEAR, ChannelModel
 from mlsched.sim.schedule import ClusterSchedule
-from mlsched.solve import EXACT_REL_GAP, SolveReport, Status, TimeBudget, relative_gap, solve
+from mlsched.solve import (
+    EXACT_REL_GAP,
+    VERIFY_MAX_INTEGERS,
+    SolveReport,
+    Status,
+    TimeBudget,
+    relative_gap,
+    solve,
+    solve_arrays,
+)
 
 RESCORE_TOLERANCE = 1e-6
 MILP_SHARE = 0.8   # of a time limit left after the build: the MILP and its verification; the LP bound gets the rest
@@ -47,13 +56,9 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
     solver call gets at least MIN_VERIFY_SECONDS, the stated overshoot per step.
     """
     budget = TimeBudget(time_limit)
-    built = oasis.build(instance, variant=variant, relax=relax)
     start = None if relax else _best_start(instance, starts, variant)
-    if start is not None:
-        assert built.load_start is not None
-        built.load_start(start[1])
-    report = solve(built, time_limit=budget.share(MILP_SHARE), verify=False if relax else verify,
-                   warm_start=start is not None)
+    report = _solve_oasis(instance, variant=variant, relax=relax, time_limit=budget.share(MILP_SHARE),
+                          verify=False if relax else verify, start=None if start is None else start[1])
     if report.schedule is not None and report.objective is not None:
         problems = sim.check(instance, report.schedule)
         rescored = total_utility(instance, report.schedule)
@@ -81,6 +86,26 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
     if start is not None:
         report = _floor_at_start(report, *start)
     return _least_bound(instance, report, variant=variant, time_limit=budget.share(), dual_bounds=dual_bounds or {})
+
+
+def _solve_oasis(instance: ClusterJobsInstance, *, variant: str, relax: bool, time_limit: float | None,
+                 verify: bool | str, start: ClusterSchedule | None) -> SolveReport:
+    """Build and solve one OASiS program. Programs that will not be cross-certified (``verify``
+    False, or "auto" beyond VERIFY_MAX_INTEGERS integers) are built as arrays and handed to HiGHS
+    directly (same columns, rows and optimum as the Pyomo model, at a fraction of its build time);
+    the others go through the Pyomo model and the verify path."""
+    arrays = oasis_arrays.build_arrays(instance, variant=variant, relax=relax)
+    certify = verify is True or (verify == "auto" and not relax and arrays.num_columns <= VERIFY_MAX_INTEGERS)
+    if certify:
+        built = oasis.build(instance, variant=variant, relax=relax)
+        if start is not None:
+            assert built.load_start is not None
+            built.load_start(start)
+        return solve(built, time_limit=time_limit, verify=True, warm_start=start is not None)
+    report = solve_arrays(arrays.program, time_limit=time_limit,
+                          start=None if start is None else arrays.start(start))
+    schedule = arrays.extract(report.schedule) if report.schedule is not None and not relax else None
+    return replace(report, build_seconds=arrays.build_seconds, schedule=schedule)
 
 
 def _best_start(instance: ClusterJobsInstance, starts: Sequence[ClusterSchedule],
@@ -114,7 +139,7 @@ def _least_bound(instance: ClusterJobsInstance, report: SolveReport, *, variant:
     candidates = dict(dual_bounds)
     if report.bound is not None:
         candidates[report.bound_source or "milp"] = report.bound
-    lp = solve(oasis.build(instance, variant=variant, relax=True), time_limit=time_limit)
+    lp = _solve_oasis(instance, variant=variant, relax=True, time_limit=time_limit, verify=False, start=None)
     if lp.status is Status.OPTIMAL and lp.objective is not None:
         candidates["lp relaxation"] = lp.objective
     if not candidates:

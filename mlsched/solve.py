@@ -455,16 +455,21 @@ def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, pres
     status = h.getModelStatus()
     info = h.getInfo()
     seconds = time.perf_counter() - tick
-    if status == highspy.HighsModelStatus.kInfeasible or info.primal_solution_status == 0:
-        found = Status.INFEASIBLE if status == highspy.HighsModelStatus.kInfeasible else Status.NO_SOLUTION
-        return SolveReport(found, None, None, None, 0.0, seconds, solver="highs", relaxed=not program.integer)
+    if status == highspy.HighsModelStatus.kInfeasible:
+        return SolveReport(Status.INFEASIBLE, None, None, None, 0.0, seconds, solver="highs", relaxed=not program.integer)
+    if info.primal_solution_status == 0:
+        bound = info.mip_dual_bound if program.integer and abs(info.mip_dual_bound) < highspy.kHighsInf else None
+        return SolveReport(Status.NO_SOLUTION, None, bound, None, 0.0, seconds, solver="highs",
+                           relaxed=not program.integer, bound_source=None if bound is None else "milp",
+                           message="stopped without a solution")
     objective = info.objective_function_value
     bound = info.mip_dual_bound if program.integer else objective
     bound = settle_crossed_bound(program.sense, objective, bound)
     gap = relative_gap(objective, bound)
     proven = status == highspy.HighsModelStatus.kOptimal and (gap is None or gap <= EXACT_REL_GAP)
     return SolveReport(Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound, gap, 0.0, seconds,
-                       solver="highs", relaxed=not program.integer,
+                       solver="highs", relaxed=not program.integer, bound_source="milp",
+                       message="" if proven else f"stopped ({h.modelStatusToString(status)}) with gap {gap if gap is not None else float('nan'):.3g}",
                        schedule=np.array(h.getSolution().col_value))
 
 
