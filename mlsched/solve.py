@@ -15,6 +15,8 @@ incumbent and bound are reported with status ``FEASIBLE`` and studies use the in
 from __future__ import annotations
 
 import math
+import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -404,11 +406,34 @@ class ArrayProgram:
     sense: str = "max"
 
 
-def exact_highs(time_limit: float | None, *, presolve: bool = True) -> Any:
-    """A silent HiGHS instance with zero MIP gaps (and ``presolve`` off on request)."""
+_BANNER_SHOWN = False
+
+
+def _quiet_highs() -> Any:
+    """A new ``highspy.Highs``. HiGHS prints its banner on stdout when the first one of a process
+    is made, which would corrupt ``--json`` output; that first construction runs with the
+    process's stdout sent to the null device."""
+    global _BANNER_SHOWN
     import highspy
 
-    h = highspy.Highs()
+    if _BANNER_SHOWN:
+        return highspy.Highs()
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as sink:
+            os.dup2(sink.fileno(), 1)
+            h = highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    _BANNER_SHOWN = True
+    return h
+
+
+def exact_highs(time_limit: float | None, *, presolve: bool = True) -> Any:
+    """A silent HiGHS instance with zero MIP gaps (and ``presolve`` off on request)."""
+    h = _quiet_highs()
     h.setOptionValue("output_flag", False)
     if not presolve:
         h.setOptionValue("presolve", "off")

@@ -223,3 +223,13 @@ def test_generate_themis_slice(capsys, tmp_path):
     first = later[0].arrival
     assert [(a.name, a.arrival - first, a.phases, a.profile) for a in sorted(later, key=lambda a: a.name)] == \
         [(a.name, a.arrival, a.phases, a.profile) for a in sorted(sliced.apps, key=lambda a: a.name)]
+
+
+def test_json_output_is_pure_json_in_a_fresh_process():
+    """HiGHS prints a banner when a process makes its first solver object; it must not reach the
+    JSON on stdout (the solve without verification goes straight to HiGHS)."""
+    done = subprocess.run([sys.executable, "-m", "mlsched.cli", "solve", str(T1), "--no-verify", "--json"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["status"] == "optimal" and doc["objective"] == pytest.approx(27)
