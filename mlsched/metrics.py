@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from mlsched.instance import ClusterJobsInstance
-from mlsched.sim.event_engine import ThemisRun
+from mlsched.sim.themis_run import ThemisRun
 from mlsched.sim.schedule import ClusterSchedule
 
 

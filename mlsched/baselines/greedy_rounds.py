@@ -22,9 +22,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import ThemisInstance
 from mlsched.online.themis.bids import Offer
-from mlsched.online.themis.rho import placement_score
+from mlsched.online.themis.rho import estimate, placement_score, view_rho
 from mlsched.sim.event_engine import AppView, RoundView, SimOptions
 
 LOSS_START, LOSS_FLOOR, KAPPA_SHARE = 1.0, 0.1, 5.0
@@ -68,17 +69,17 @@ class GreedyRounds:
         raise NotImplementedError
 
 
-def remaining_time(app: AppView, gpus: frozenset[int]) -> float:
+def remaining_time(app: AppView, gpus: frozenset[int], topology: GpuTopology) -> float:
     """T_sh - elapsed under the §1.7 estimator with the app's holdings plus ``gpus``."""
-    estimator = app.estimator()
-    return app.rho(gpus) * estimator.t_id - estimator.elapsed
+    estimator = estimate(app)
+    return view_rho(app, topology, gpus) * estimator.t_id - estimator.elapsed
 
 
 class Gandiva(GreedyRounds):
     name = "gandiva"
 
     def _score(self, app: AppView, gpus: frozenset[int]) -> float:
-        return placement_score(app.estimator(), sorted(app.holdings | gpus), self.instance.topology)
+        return placement_score(estimate(app), sorted(app.holdings | gpus), self.instance.topology)
 
     def chunk(self, app: AppView, extra: frozenset[int], free: list[int], size: int) -> frozenset[int]:
         offer = Offer(free, self.instance.topology)
@@ -105,7 +106,7 @@ class Optimus(GreedyRounds):
     def priority(self, app: AppView, extra: frozenset[int], chunk: frozenset[int]) -> tuple[float, ...]:
         if not app.holdings and not extra:
             return (math.inf,)
-        return (remaining_time(app, extra) / remaining_time(app, extra | chunk),)
+        return (remaining_time(app, extra, self.instance.topology) / remaining_time(app, extra | chunk, self.instance.topology),)
 
 
 class SLAQ(GreedyRounds):
@@ -117,7 +118,7 @@ class SLAQ(GreedyRounds):
         iterations = total / tau
         kappa = iterations / KAPPA_SHARE
         done = (total - app.remaining_work) / tau
-        rate = app.remaining_work / remaining_time(app, extra | chunk) / tau          # iterations per second
+        rate = app.remaining_work / remaining_time(app, extra | chunk, self.instance.topology) / tau          # iterations per second
         after = min(iterations, done + rate * self.lease)
 
         def loss(n: float) -> float:
@@ -130,7 +131,7 @@ class SRTF(GreedyRounds):
     name = "srtf"
 
     def priority(self, app: AppView, extra: frozenset[int], chunk: frozenset[int]) -> tuple[float, ...]:
-        return (-remaining_time(app, extra | chunk),)
+        return (-remaining_time(app, extra | chunk, self.instance.topology),)
 
 
 class SRSF(GreedyRounds):

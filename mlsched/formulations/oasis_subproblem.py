@@ -25,7 +25,7 @@ import pyomo.environ as pyo
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from mlsched.errors import MlschedError
-from mlsched.online.oasis.subproblem import GRANULARITIES, JobTerms, SlotPrices
+from mlsched.formulations.oasis_terms import GRANULARITIES, JobTerms, SlotPrices
 
 
 class SubproblemModel:

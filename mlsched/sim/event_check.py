@@ -20,7 +20,8 @@ from collections import defaultdict
 import numpy as np
 
 from mlsched.errors import MlschedError
-from mlsched.sim.event_engine import ThemisRun
+from mlsched.instance.themis_physics import slowdown
+from mlsched.sim.themis_run import ThemisRun
 
 TIME_TOL = 1e-6
 WORK_TOL = 1e-6
@@ -103,7 +104,7 @@ def _jobs(run: ThemisRun, by_app_gpu: dict[tuple[int, int], list[tuple[float, fl
         label = f"app {iv.app} phase {iv.phase} job {iv.job}"
         if len(iv.gpus) > job.cap:
             out.append(f"{label} runs on {len(iv.gpus)} GPUs, above its cap {job.cap}")
-        expected = app.profile[inst.topology.level(iv.gpus)]
+        expected = slowdown(app.profile, iv.gpus, inst.topology)
         if not math.isclose(iv.slowdown, expected):
             out.append(f"{label} runs with slowdown {iv.slowdown}, its placement gives {expected}")
         for g in iv.gpus:

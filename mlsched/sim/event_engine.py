@@ -32,81 +32,19 @@ from typing import Protocol
 
 import numpy as np
 
-from mlsched.errors import MlschedError, UsageError
+from mlsched.errors import MlschedError
 from mlsched.instance.themis import ThemisApp, ThemisInstance
-from mlsched.online.themis.rho import App as RhoApp
-from mlsched.online.themis.rho import Phase, assign, rho, split
+from mlsched.instance.themis_physics import assign, slowdown, split
+from mlsched.sim.event_check import assert_valid_run
+from mlsched.sim.themis_run import DONE_TOLERANCE, Holding, JobInterval, SimOptions, ThemisRun
 
-TID_MODES = ("paper", "exact_share")
-DONE_TOLERANCE = 1e-9   # relative: a job with remaining work below this share of its work is done
-
-
-@dataclass(frozen=True)
-class SimOptions:
-    lease: float = 600.0               # L, seconds (§1.4: 10 min)
-    restart_overhead: float = 0.0      # seconds per GPU-set change of a job (A18)
-    tid_mode: str = "paper"            # A13
-    max_time: float = math.inf         # stop (with an error) if apps are still running then
-
-    def __post_init__(self) -> None:
-        if not self.lease > 0:
-            raise UsageError(f"the lease must be positive, got {self.lease}")
-        if self.restart_overhead < 0:
-            raise UsageError(f"the restart overhead must be >= 0, got {self.restart_overhead}")
-        if self.tid_mode not in TID_MODES:
-            raise UsageError(f"unknown tid_mode {self.tid_mode!r}; choose one of {', '.join(TID_MODES)}")
-
-
-@dataclass(frozen=True)
-class JobInterval:
-    """Job ``job`` of phase ``phase`` of app ``app`` ran on ``gpus`` over [start, end), progressing
-    from ``resume`` on at ``len(gpus) / slowdown`` GPU-seconds per second."""
-
-    app: int
-    phase: int
-    job: int
-    start: float
-    end: float
-    resume: float
-    gpus: frozenset[int]
-    slowdown: float
-
-
-@dataclass(frozen=True)
-class Holding:
-    """App ``app`` held ``gpu`` over [start, end)."""
-
-    app: int
-    gpu: int
-    start: float
-    end: float
-
-
-@dataclass
-class ThemisRun:
-    instance: ThemisInstance
-    policy: str
-    options: SimOptions
-    finish: np.ndarray                  # per app
-    t_id: np.ndarray                    # per app, with N_avg over its lifetime
-    holdings: list[Holding]
-    jobs: list[JobInterval]
-    rounds: int = 0
-    round_seconds: list[float] = field(default_factory=list)
-    stats: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def rho(self) -> np.ndarray:
-        arrival = np.array([a.arrival for a in self.instance.apps])
-        return (self.finish - arrival) / self.t_id
-
-    @property
-    def gpu_time(self) -> float:
-        return float(sum(h.end - h.start for h in self.holdings))
-
+__all__ = ["AppView", "EventEngine", "EventPolicy", "Holding", "JobInterval", "RoundView", "SimOptions",
+           "ThemisRun", "simulate"]
 
 class AppView:
-    """What a policy may know about one active app at a round."""
+    """What a policy may know about one active app at a round: its holdings, demand, the work left
+    in its current phase (alive jobs) and later phases, its elapsed time, T_id and profile.
+    ``memo`` is the policy's scratch space for its own estimates of this app at this round."""
 
     def __init__(self, state: _AppState, engine: EventEngine) -> None:
         self._state = state
@@ -114,11 +52,20 @@ class AppView:
         self.index = state.index
         self.app = state.app
         self.start = state.app.arrival
+        self.elapsed = engine.now - state.app.arrival
         self.holdings = frozenset(state.holdings)
         self.expired = frozenset(engine.just_expired.get(state.index, ()))   # leases that ended at this event
         self.unmet = max(0, state.demand() - len(state.holdings))
         self.service = state.service
-        self._estimators: dict[tuple[float, ...] | None, RhoApp] = {}
+        alive = np.flatnonzero(state.remaining > 0)
+        self.current_work = tuple(state.remaining[alive].tolist())     # w_j of the alive jobs
+        self.current_caps = tuple(state.caps[alive].tolist())
+        self.memo: dict[object, object] = {}
+
+    @property
+    def future_phases(self) -> tuple[tuple[tuple[float, ...], tuple[int, ...]], ...]:
+        """(work, caps) of every phase after the current one."""
+        return self._state.future
 
     @property
     def remaining_work(self) -> float:
@@ -128,27 +75,6 @@ class AppView:
     @property
     def t_id(self) -> float:
         return self._engine.t_id(self._state, self._engine.now)
-
-    def estimator(self, profile: Sequence[float] | None = None) -> RhoApp:
-        """The §1.7 estimator's view of this app now; ``profile`` overrides its slowdowns (lies)."""
-        key = tuple(profile) if profile is not None else None
-        if key not in self._estimators:
-            self._estimators[key] = self._build_estimator(profile)
-        return self._estimators[key]
-
-    def _build_estimator(self, profile: Sequence[float] | None) -> RhoApp:
-        s = self._state
-        alive = np.flatnonzero(s.remaining > 0)
-        current = Phase(tuple(s.remaining[alive].tolist()), tuple(s.caps[alive].tolist()))
-        return RhoApp((current, *s.future), t_id=self.t_id, elapsed=self._engine.now - self.start,
-                      profile=tuple(profile or s.app.profile))
-
-    def rho(self, bundle: frozenset[int] = frozenset(), profile: Sequence[float] | None = None) -> float:
-        """rho_i(H_i U bundle) (§1.5): +inf without GPUs."""
-        gpus = self.holdings | bundle
-        if not gpus:
-            return math.inf
-        return rho(self.estimator(profile), sorted(gpus), self._engine.instance.topology)
 
 
 @dataclass
@@ -187,7 +113,7 @@ class _AppState:
     finish: float | None = None
     demand_now: int = 0                 # caps of the alive jobs of the current phase
     caps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    future: tuple[Phase, ...] = ()      # the phases after the current one, for the estimator
+    future: tuple[tuple[tuple[float, ...], tuple[int, ...]], ...] = ()   # (work, caps) of the later phases
 
     def phase_jobs(self) -> tuple:
         return self.app.phases[self.phase]
@@ -202,7 +128,7 @@ class _AppState:
         self.rate = np.zeros(len(jobs))
         self.slowdown = np.ones(len(jobs))
         self.caps = np.array([j.cap for j in jobs], dtype=np.int64)
-        self.future = tuple(Phase(tuple(j.work for j in p), tuple(j.cap for j in p)) for p in self.app.phases[phase + 1:])
+        self.future = tuple((tuple(j.work for j in p), tuple(j.cap for j in p)) for p in self.app.phases[phase + 1:])
         self.update_demand()
 
     def update_demand(self) -> None:
@@ -407,7 +333,7 @@ class EventEngine:
             s.job_gpus[j] = sets[j]
             s.job_since[j] = self.now
             if sets[j]:
-                s.slowdown[j] = profile[topology.level(sets[j])]
+                s.slowdown[j] = slowdown(profile, sets[j], topology)
                 s.rate[j] = len(sets[j]) / s.slowdown[j]
                 s.resume[j] = self.now + self.options.restart_overhead
             else:
@@ -427,8 +353,6 @@ class EventEngine:
 def simulate(instance: ThemisInstance, policy: EventPolicy, options: SimOptions | None = None, *,
              check: bool = True) -> ThemisRun:
     """Run ``policy`` over ``instance``; the record is checked independently unless ``check=False``."""
-    from mlsched.sim.event_check import assert_valid_run
-
     result = EventEngine(instance, policy, options or SimOptions()).run()
     if check:
         assert_valid_run(result)

@@ -25,6 +25,7 @@ from mlsched.formulations.themis import Bidder
 from mlsched.instance.themis import ThemisInstance
 from mlsched.online.themis.arbiter import REALIZATIONS, RoundApp, arbiter_round
 from mlsched.online.themis.bids import AUCTION_MODES, BIDS_MAX, auction_for
+from mlsched.online.themis.rho import view_rho
 from mlsched.sim.event_engine import AppView, RoundView, SimOptions
 
 CURRENT_RHO = ("holdings", "running")
@@ -76,12 +77,13 @@ class Themis:
         return None if factor is None else lie_profile(app.app.profile, factor)
 
     def round(self, view: RoundView) -> dict[int, frozenset[int]]:
+        topology = self.instance.topology
         round_apps = []
         for app in view.apps:
             profile = self._reported(app)
-            bidder = Bidder(str(app.index), lambda b, app=app, p=profile: app.rho(b, p), app.unmet)
+            bidder = Bidder(str(app.index), lambda b, app=app, p=profile: view_rho(app, topology, b, p), app.unmet)
             running = app.expired if self.current_rho == "running" else frozenset()
-            round_apps.append(RoundApp(bidder, app.rho(running, profile), app.start))
+            round_apps.append(RoundApp(bidder, view_rho(app, topology, running, profile), app.start))
         run = auction_for(self.auction_mode, self.instance.topology, lambda i: count_only(view.apps[i]),
                           bids_max=self.bids_max)
         outcome = arbiter_round(round_apps, view.free, fairness_knob=self.fairness_knob, realization=self.realization,

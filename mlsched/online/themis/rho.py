@@ -10,11 +10,14 @@ one at a time to the job with the largest w_j / g_j below its cap (ties by lower
 T_sh(p) = max_j w_j S_j / g_j. With k < n_p, jobs run one GPU each in LPT waves and T_sh(p) is
 the LPT makespan on k GPUs. S_j = s[level(G_j)] from the job's placement profile; GPUs are given to
 jobs by best-fit consolidation (machines with the most G-GPUs first). rho(empty) = +inf.
+
+This is the agent's estimate. The rules it applies (split, LPT, consolidation, slowdown) are the
+family's physics in :mod:`mlsched.instance.themis_physics`, which the simulator executes and its
+checker verifies; the simulator never runs or checks anything with this estimator.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlsched.instance.gpu_topology import GpuTopology
+from mlsched.instance.themis_physics import assign, lpt_makespan, slowdown, split
+from mlsched.sim.event_engine import AppView
 
 
 @dataclass(frozen=True)
@@ -49,59 +54,12 @@ class App:
         return max(sum(p.caps) for p in self.phases)
 
 
-def split(work: Sequence[float], caps: Sequence[int], k: int) -> list[int]:
-    """GPUs per job when k >= number of jobs (§1.7 step 1)."""
-    g = [1] * len(work)
-    for _ in range(k - len(work)):
-        open_jobs = [j for j in range(len(work)) if g[j] < caps[j]]
-        if not open_jobs:
-            break
-        best = max(open_jobs, key=lambda j: (work[j] / g[j], -j))
-        g[best] += 1
-    return g
-
-
-def lpt_makespan(work: Sequence[float], k: int) -> float:
-    """Longest-processing-time-first makespan of one-GPU jobs on k GPUs (§1.7 step 2)."""
-    if k == 1:
-        return float(sum(work))
-    if k >= len(work):
-        return float(max(work))
-    loads = [0.0] * k
-    heapq.heapify(loads)
-    for w in sorted(work, reverse=True):
-        heapq.heappush(loads, heapq.heappop(loads) + w)
-    return max(loads)
-
-
-def assign(gpus: Sequence[int], counts: Sequence[int], topology: GpuTopology) -> list[list[int]]:
-    """Concrete GPU sets per job by best-fit consolidation (§1.7 step 3): jobs by count descending
-    take GPUs from the machine with the most remaining GPUs, spilling within the same rack first."""
-    free: dict[int, list[int]] = {}
-    for gpu in sorted(gpus):
-        free.setdefault(topology.machine_of(gpu), []).append(gpu)
-    rack_of = {m: int(topology.gpu_table[ids[0], 0]) for m, ids in free.items()}
-    out: list[list[int]] = [[] for _ in counts]
-    for j in sorted(range(len(counts)), key=lambda j: (-counts[j], j)):
-        need, rack = counts[j], None
-        while need > 0 and free:
-            candidates = [m for m in free if rack is None or rack_of[m] == rack] or list(free)
-            machine = max(candidates, key=lambda m: (len(free[m]), -m))
-            taken, free[machine] = free[machine][:need], free[machine][need:]
-            out[j] += taken
-            need -= len(taken)
-            rack = rack_of[machine]
-            if not free[machine]:
-                del free[machine]
-    return out
-
-
 def placement(phase: Phase, gpus: Sequence[int], topology: GpuTopology,
               profile: Sequence[float]) -> list[tuple[int, float]]:
     """(GPUs, slowdown S_j) per job when k >= number of jobs (§1.7 steps 1 and 3)."""
     counts = split(phase.work, phase.caps, len(gpus))
     sets = assign(list(gpus)[:sum(counts)], counts, topology)
-    return [(g, profile[topology.level(s)]) for g, s in zip(counts, sets)]
+    return [(g, slowdown(profile, s, topology)) for g, s in zip(counts, sets)]
 
 
 def phase_time(phase: Phase, gpus: Sequence[int], topology: GpuTopology, profile: Sequence[float]) -> float:
@@ -151,3 +109,24 @@ def successive_halving(iteration_times: Sequence[float], budget: float, *, cap: 
         phases.append(Phase(tuple(iters * t for t in tau), (cap,) * jobs))
     demand = max(sum(p.caps) for p in phases)
     return App(tuple(phases), t_id=budget / min(cluster_gpus, demand) * n_avg)
+
+
+def estimate(view: AppView, profile: Sequence[float] | None = None) -> App:
+    """The §1.7 estimator's view of an active app at a round of the simulator; ``profile``
+    overrides its slowdowns (a misreport). Cached in the view's memo."""
+    key = ("estimate", tuple(profile) if profile is not None else None)
+    if key not in view.memo:
+        current = Phase(view.current_work, view.current_caps)
+        later = tuple(Phase(work, caps) for work, caps in view.future_phases)
+        view.memo[key] = App((current, *later), t_id=view.t_id, elapsed=view.elapsed,
+                             profile=tuple(profile or view.app.profile))
+    return view.memo[key]  # type: ignore[return-value]
+
+
+def view_rho(view: AppView, topology: GpuTopology, bundle: frozenset[int] = frozenset(),
+             profile: Sequence[float] | None = None) -> float:
+    """rho_i(H_i U bundle) (§1.5) of an active app as its agent estimates it; +inf without GPUs."""
+    gpus = view.holdings | bundle
+    if not gpus:
+        return math.inf
+    return rho(estimate(view, profile), sorted(gpus), topology)

@@ -1,0 +1,72 @@
+"""How the work of a Themis app executes on a set of GPUs (Themis spec §1.7): the rules the event
+simulator runs jobs by and its checker verifies, kept with the instance family, apart from any
+algorithm. The Themis agent's finish-time estimator (``mlsched.online.themis.rho``) calls the same
+rules to make its guess, but a run is never executed or checked with the estimator.
+
+- split: with k >= n jobs, every job gets one GPU and each further GPU goes to the job with the
+  largest w_j / g_j below its cap (ties by lower job index) (step 1);
+- lpt_makespan: with k < n, jobs run one GPU each in longest-processing-time waves (step 2);
+- assign: concrete GPU sets by best-fit consolidation, jobs by count descending taking GPUs from
+  the machine with the most remaining GPUs of the set, spilling within the same rack first (step 3);
+- slowdown: S_j = s[level(G_j)] of the app's placement profile.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+
+from mlsched.instance.gpu_topology import GpuTopology
+
+
+def split(work: Sequence[float], caps: Sequence[int], k: int) -> list[int]:
+    """GPUs per job when k >= number of jobs (§1.7 step 1)."""
+    g = [1] * len(work)
+    for _ in range(k - len(work)):
+        open_jobs = [j for j in range(len(work)) if g[j] < caps[j]]
+        if not open_jobs:
+            break
+        best = max(open_jobs, key=lambda j: (work[j] / g[j], -j))
+        g[best] += 1
+    return g
+
+
+def lpt_makespan(work: Sequence[float], k: int) -> float:
+    """Longest-processing-time-first makespan of one-GPU jobs on k GPUs (§1.7 step 2)."""
+    if k == 1:
+        return float(sum(work))
+    if k >= len(work):
+        return float(max(work))
+    loads = [0.0] * k
+    heapq.heapify(loads)
+    for w in sorted(work, reverse=True):
+        heapq.heappush(loads, heapq.heappop(loads) + w)
+    return max(loads)
+
+
+def assign(gpus: Sequence[int], counts: Sequence[int], topology: GpuTopology) -> list[list[int]]:
+    """Concrete GPU sets per job by best-fit consolidation (§1.7 step 3): jobs by count descending
+    take GPUs from the machine with the most remaining GPUs, spilling within the same rack first.
+    GPUs the counts leave over stay unused."""
+    free: dict[int, list[int]] = {}
+    for gpu in sorted(gpus):
+        free.setdefault(topology.machine_of(gpu), []).append(gpu)
+    rack_of = {m: int(topology.gpu_table[ids[0], 0]) for m, ids in free.items()}
+    out: list[list[int]] = [[] for _ in counts]
+    for j in sorted(range(len(counts)), key=lambda j: (-counts[j], j)):
+        need, rack = counts[j], None
+        while need > 0 and free:
+            candidates = [m for m in free if rack is None or rack_of[m] == rack] or list(free)
+            machine = max(candidates, key=lambda m: (len(free[m]), -m))
+            taken, free[machine] = free[machine][:need], free[machine][need:]
+            out[j] += taken
+            need -= len(taken)
+            rack = rack_of[machine]
+            if not free[machine]:
+                del free[machine]
+    return out
+
+
+def slowdown(profile: Sequence[float], gpus: Sequence[int] | frozenset[int], topology: GpuTopology) -> float:
+    """S_j of a job running on ``gpus``: the profile's slowdown at their placement level."""
+    return float(profile[topology.level(gpus)])
