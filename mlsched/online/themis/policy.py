@@ -36,10 +36,11 @@ def lie_profile(profile: Sequence[float], factor: float) -> tuple[float, ...]:
     return tuple(max(0.05, s * (1 - factor)) if level <= 1 else s * (1 + factor) for level, s in enumerate(profile))
 
 
-def count_only(app: AppView) -> bool:
-    """Whether the app's rho depends only on its GPU count: no slowdown at any level, or every job
-    runs on one GPU (level 0)."""
-    return all(s == 1.0 for s in app.app.profile) or all(j.cap == 1 for p in app.app.phases for j in p)
+def count_only(app: AppView, profile: Sequence[float] | None = None) -> bool:
+    """Whether the app's rho, as it reports it (``profile``, default its true one), depends only on
+    its GPU count: no slowdown at any level, or every job runs on one GPU (level 0)."""
+    reported = app.app.profile if profile is None else profile
+    return all(s == 1.0 for s in reported) or all(j.cap == 1 for p in app.app.phases for j in p)
 
 
 class Themis:
@@ -84,7 +85,8 @@ class Themis:
             bidder = Bidder(str(app.index), lambda b, app=app, p=profile: view_rho(app, topology, b, p), app.unmet)
             running = app.expired if self.current_rho == "running" else frozenset()
             round_apps.append(RoundApp(bidder, view_rho(app, topology, running, profile), app.start))
-        run = auction_for(self.auction_mode, self.instance.topology, lambda i: count_only(view.apps[i]),
+        run = auction_for(self.auction_mode, self.instance.topology,
+                          lambda i: count_only(view.apps[i], self._reported(view.apps[i])),
                           bids_max=self.bids_max)
         outcome = arbiter_round(round_apps, view.free, fairness_knob=self.fairness_knob, realization=self.realization,
                                 seed=self.rng, auction=run, cap_participants=self.cap_participants)

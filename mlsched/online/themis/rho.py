@@ -58,7 +58,7 @@ def placement(phase: Phase, gpus: Sequence[int], topology: GpuTopology,
               profile: Sequence[float]) -> list[tuple[int, float]]:
     """(GPUs, slowdown S_j) per job when k >= number of jobs (§1.7 steps 1 and 3)."""
     counts = split(phase.work, phase.caps, len(gpus))
-    sets = assign(list(gpus)[:sum(counts)], counts, topology)
+    sets = assign(list(gpus), counts, topology)   # from all of G: a phase needing fewer GPUs takes the best-fit ones
     return [(g, slowdown(profile, s, topology)) for g, s in zip(counts, sets)]
 
 

@@ -1,0 +1,82 @@
+"""The Themis agent's estimator places every phase as the simulator executes it (spec §1.7 step 3:
+a phase needing fewer GPUs than the bundle takes them from the machine with the most remaining
+GPUs), and the count-only auction path is chosen from what an app reports."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mlsched.instance.gpu_topology import GpuTopology
+from mlsched.instance.themis import ThemisApp, ThemisInstance, ThemisJob
+from mlsched.online.themis.policy import count_only, lie_profile
+from mlsched.online.themis.rho import App, Phase, rho
+from mlsched.sim.event_engine import SimOptions, simulate
+
+# one rack; machine 0 holds GPU 0, machine 1 holds GPUs 1 and 2 in one slot
+SMALL = GpuTopology(((0, (1,)), (0, (2,))))
+PROFILE = (1.0, 1.0, 1.5, 2.0)
+
+
+class GrantOnce:
+    """Gives the app the GPUs ``gpus`` at the first round and nothing more."""
+
+    name = "grant-once"
+
+    def __init__(self, gpus: frozenset[int]) -> None:
+        self.gpus = gpus
+
+    def start(self, instance, options) -> None:
+        self.done = False
+
+    def round(self, view):
+        if self.done:
+            return {}
+        self.done = True
+        return {view.apps[0].index: self.gpus}
+
+
+def alone(phases, gpus, topology, profile) -> float:
+    """Finish time of a single app run by the simulator on ``gpus`` (leases never expire)."""
+    app = ThemisApp("a", 0.0, tuple(tuple(ThemisJob(w, 1.0, c) for w, c in phase) for phase in phases), profile)
+    run = simulate(ThemisInstance("alone", topology, (app,)), GrantOnce(frozenset(gpus)), SimOptions(lease=1e9))
+    return float(run.finish[0])
+
+
+def test_smallest_case_of_the_spec():
+    app = App((Phase((100.0, 100.0, 100.0), (1, 1, 1)), Phase((100.0,), (2,))), t_id=100.0, profile=PROFILE)
+    assert rho(app, [0, 1, 2], SMALL) == pytest.approx(1.5)   # the last job on {1, 2}: 100 + 50
+    finish = alone([[(100, 1), (100, 1), (100, 1)], [(100, 2)]], [0, 1, 2], SMALL, PROFILE)
+    assert finish == pytest.approx(150.0)
+
+
+def test_estimate_equals_execution_for_one_job_phases():
+    """Random topologies and bundles G; phases of one job each, every phase but the last able to
+    use all of G, the last needing any number of GPUs (fewer than |G| exercises step 3; the
+    simulator then releases the rest, A17, which no later phase could miss)."""
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        machines = tuple((int(rng.integers(2)), tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(1, 3))))
+                         for _ in range(rng.integers(2, 5)))
+        topology = GpuTopology(machines)
+        profile = (1.0, *np.round(np.sort(rng.uniform(1.0, 3.0, size=3)), 3))
+        k = int(rng.integers(1, min(topology.num_gpus, 5) + 1))
+        gpus = sorted(rng.choice(topology.num_gpus, size=k, replace=False).tolist())
+        phases = [[(float(rng.integers(10, 200)), int(rng.integers(k, k + 3)))] for _ in range(rng.integers(1, 3))]
+        phases.append([(float(rng.integers(10, 200)), int(rng.integers(1, k + 2)))])
+        app = App(tuple(Phase((w,), (c,)) for [(w, c)] in phases), t_id=1.0, profile=profile)
+        assert rho(app, gpus, topology) == pytest.approx(alone(phases, gpus, topology, profile), rel=1e-9), \
+            (machines, profile, phases, gpus)
+
+
+class _View:
+    def __init__(self, app: ThemisApp) -> None:
+        self.app = app
+
+
+def test_count_only_is_decided_on_the_reported_profile():
+    flat = ThemisApp("flat", 0.0, ((ThemisJob(10, 1.0, 4),),), (1.0, 1.0, 1.0, 1.0))
+    sensitive = ThemisApp("net", 0.0, ((ThemisJob(10, 1.0, 4),),), (1.0, 1.1, 1.5, 2.0))
+    assert count_only(_View(flat)) and not count_only(_View(sensitive))
+    assert not count_only(_View(flat), lie_profile(flat.profile, 0.2))      # a liar is priced on its report
+    assert count_only(_View(sensitive), (1.0, 1.0, 1.0, 1.0))
