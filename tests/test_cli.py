@@ -233,3 +233,23 @@ def test_json_output_is_pure_json_in_a_fresh_process():
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["status"] == "optimal" and doc["objective"] == pytest.approx(27)
+
+
+THEMIS_SMALL = ROOT / "instances" / "themis" / "o1-small.json"
+
+
+@pytest.mark.parametrize("change, problem", [
+    (lambda d: d["cluster"]["machines"][0].update(slots=[1_000_000_000]),
+     "cluster.machines[0].slots[0]: must be an integer in [1, 64] (GPUs in the slot), got the number 1000000000"),
+    (lambda d: d["cluster"].update(machines=[{"rack": 0, "slots": [64] * 16}] * 1000),
+     "cluster.machines: hold 1024000 GPUs in all, more than the 1000000 a cluster may have"),
+    (lambda d: d["apps"][0].update(arrival=1e308), "apps[0].arrival: must be <= 1e+15"),
+])
+def test_themis_sizes_are_bounded_before_allocating(capsys, tmp_path, change, problem):
+    doc = json.loads(THEMIS_SMALL.read_text())
+    change(doc)
+    bad = tmp_path / "huge.json"
+    bad.write_text(json.dumps(doc))
+    code, out, err = cli(capsys, "validate", bad)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"{bad}: {problem}")

@@ -107,7 +107,7 @@ def test_generated_instances_round_trip(w1, w2, tmp_path):
     (("cluster", "machines", 0, "rack"), -1, "f.json: cluster.machines[0].rack: must be >= 0, got -1"),
     (("cluster", "machines", 0, "rack"), 0.5, "f.json: cluster.machines[0].rack: must be an integer, got 0.5"),
     (("cluster", "machines", 1, "slots"), [2, 0],
-     "f.json: cluster.machines[1].slots[1]: must be a positive integer (GPUs in the slot), got the number 0"),
+     "f.json: cluster.machines[1].slots[1]: must be an integer in [1, 64] (GPUs in the slot), got the number 0"),
     (("cluster", "machines", 1, "slots"), [],
      "f.json: cluster.machines[1].slots: must be a non-empty list of GPU counts per slot"),
     (("cluster", "machines", 1, "gpus"), 4,

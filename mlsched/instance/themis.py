@@ -16,8 +16,9 @@ one job; a performance-curve-stopping app has one phase of several jobs. Job wor
 ``profile`` is the placement slowdown s = (s0, s1, s2, s3) by placement level, non-decreasing,
 s0 = 1 (§1.3). Arrival times are seconds.
 
-Reading (``read_themis``): ``rack`` (integer >= 0) and ``slots`` (GPUs per slot, positive
-integers) are required per machine; an app's ``name`` defaults to ``a{position}`` and must not
+Reading (``read_themis``): ``rack`` (integer >= 0) and ``slots`` (GPUs per slot, integers in
+[1, MAX_GPUS_PER_SLOT], at most MAX_CLUSTER_GPUS in all, checked before anything is allocated
+per GPU) are required per machine; arrivals lie in [0, MAX_ARRIVAL] seconds; an app's ``name`` defaults to ``a{position}`` and must not
 repeat, ``profile`` defaults to UNKNOWN_PROFILE, ``model`` (a profile name) is optional; unknown
 fields are rejected. ``to_dict`` writes every field, so files round-trip losslessly.
 """
@@ -126,6 +127,9 @@ _TOP = {"format", "family", "name", "cluster", "apps", "expected", "meta"}
 _APP_KEYS = {"name", "arrival", "profile", "model", "phases"}
 _JOB_KEYS = {"iterations", "tau", "cap"}
 MAX_WORK = 1e15   # serial GPU-seconds of one job (tens of millions of years): beyond it times lose precision
+MAX_ARRIVAL = 1e15   # seconds; later arrivals overflow the slotted programs and lose precision in runs
+MAX_GPUS_PER_SLOT = 64         # far above any machine's slot; validation never allocates per GPU first
+MAX_CLUSTER_GPUS = 1_000_000   # GPUs of the whole cluster (the topology holds a row per GPU)
 
 
 def read_themis(top: Fields) -> ThemisInstance:
@@ -137,6 +141,11 @@ def read_themis(top: Fields) -> ThemisInstance:
     for f in cluster.objects("machines", min_items=1):
         f.unknown_keys({"rack", "slots"})
         machines.append((int(f.number("rack", integer=True, minimum=0)), _slots(f)))
+    total = sum(sum(slots) for _, slots in machines)
+    if total > MAX_CLUSTER_GPUS:
+        cluster.problems.add("cluster.machines", f"hold {total} GPUs in all, more than the {MAX_CLUSTER_GPUS} "
+                                                 "a cluster may have")
+        machines = []
     apps = []
     names: set[str] = set()
     for n, f in enumerate(top.objects("apps", min_items=1)):
@@ -146,7 +155,8 @@ def read_themis(top: Fields) -> ThemisInstance:
             f.problems.add(f"{f.path}.name", f"repeats the name {name!r}")
         names.add(name)
         apps.append(ThemisApp(
-            name=name, arrival=float(f.number("arrival", minimum=0)), phases=_phases(f), profile=_profile(f),
+            name=name, arrival=float(f.number("arrival", minimum=0, maximum=MAX_ARRIVAL)), phases=_phases(f),
+            profile=_profile(f),
             model=f.string("model", default=None),
         ))
     extras = []
@@ -171,8 +181,9 @@ def _slots(f: Fields) -> tuple[int, ...]:
         return ()
     slots = []
     for i, v in enumerate(value):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            f.problems.add(f"{path}[{i}]", f"must be a positive integer (GPUs in the slot), got {_kind(v)}")
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_GPUS_PER_SLOT:
+            f.problems.add(f"{path}[{i}]", f"must be an integer in [1, {MAX_GPUS_PER_SLOT}] (GPUs in the slot), "
+                                           f"got {_kind(v)}")
         else:
             slots.append(v)
     return tuple(slots) if len(slots) == len(value) else ()
