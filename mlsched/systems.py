@@ -134,8 +134,27 @@ def _themis() -> System:
                   ratio_score="max_rho_slotted", run_options=("lease", "restart_overhead"))
 
 
-_FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis, "ogasched": _ogasched, "themis": _themis}
-_DEFAULT_FOR_FAMILY = {"cluster-jobs": "oasis", "multi-server": "ogasched", "themis": "themis"}
+def _astraea() -> System:
+    """Astraea's offline programs; its online algorithm and baselines are not in the registry yet."""
+    from mlsched.exact import ASTRAEA_VARIANTS, exact_astraea
+    from mlsched.formulations import astraea
+
+    def run(instance: Any, policy: Any) -> Any:
+        raise UsageError("Astraea's online algorithm and baselines are not available yet; "
+                         "`mlsched solve` gives P-OFF, its LP relaxation and UB-POOL")
+
+    def evaluate(instance: Any, result: Any) -> dict[str, Any]:
+        return {}
+
+    return System(name="astraea", family="multi-tenant", variants=ASTRAEA_VARIANTS, algorithms={},
+                  default_algorithms=(), score_name="revenue", exact=exact_astraea, run=run, evaluate=evaluate,
+                  build=astraea.build, relaxable=True)
+
+
+_FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis, "ogasched": _ogasched, "themis": _themis,
+                                               "astraea": _astraea}
+_DEFAULT_FOR_FAMILY = {"cluster-jobs": "oasis", "multi-server": "ogasched", "themis": "themis",
+                       "multi-tenant": "astraea"}
 
 
 def get_system(name: str | None = None, *, family: str | None = None) -> System:

@@ -22,17 +22,20 @@ from mlsched.instance.cluster_jobs import ClusterJobsInstance, Job, Server, read
 from mlsched.instance.fields import Fields, Problems
 from mlsched.instance.multi_server import FAMILY as MULTI_SERVER
 from mlsched.instance.multi_server import MultiServerInstance, read_multi_server
+from mlsched.instance.multi_tenant import FAMILY as MULTI_TENANT
+from mlsched.instance.multi_tenant import MultiTenantInstance, read_multi_tenant
 from mlsched.instance.themis import FAMILY as THEMIS
 from mlsched.instance.themis import ThemisApp, ThemisInstance, ThemisJob, read_themis
 from mlsched.resources import shipped_instance
 
 FORMAT = "mlsched/v1"
 
-Instance = ClusterJobsInstance | MultiServerInstance | ThemisInstance
+Instance = ClusterJobsInstance | MultiServerInstance | ThemisInstance | MultiTenantInstance
 READERS: dict[str, Callable[[Fields], Any]] = {CLUSTER_JOBS: read_cluster_jobs, MULTI_SERVER: read_multi_server,
-                                               THEMIS: read_themis}
+                                               THEMIS: read_themis, MULTI_TENANT: read_multi_tenant}
 
-__all__ = ["FORMAT", "Instance", "ClusterJobsInstance", "Job", "MultiServerInstance", "Server", "ThemisApp",
+__all__ = ["FORMAT", "Instance", "ClusterJobsInstance", "Job", "MultiServerInstance", "MultiTenantInstance",
+           "Server", "ThemisApp",
            "ThemisInstance", "ThemisJob", "load", "loads",
            "from_dict", "save", "dumps"]
 

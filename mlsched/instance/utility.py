@@ -1,6 +1,7 @@
 """Job utility functions f(x) of the completion delay x = t_hat - a (slots).
 
-Every utility is non-negative and non-increasing in x (OASiS §III-C). Each offers ``value`` and a
+The OASiS kinds are non-negative and non-increasing in x (OASiS §III-C); Astraea's ``affine`` may
+go negative (its realized utility is reported as it is, Astraea spec §1.5). Each offers ``value`` and a
 numerically stable ``log_value`` (the sigmoid of OASiS eq. 1.5 underflows double precision for
 time-critical jobs at large x; prices are computed in log space from ``log_value``).
 
@@ -10,6 +11,8 @@ Kinds (field ``kind`` in an instance file):
 - ``linear``:  f(x) = max(0, intercept - slope x), slope >= 0
 - ``constant``: f(x) = value
 - ``table``:   f(x) = values[min(x, len - 1)] for integer x >= 0 (values non-increasing)
+- ``affine``:  f(x) = k x + g, k < 0 < g, unclamped (Astraea's linear utility, Thm 1)
+- ``convex``:  f(x) = (e / x)^kappa for x >= 1, e > 0, kappa > 0 (Astraea's convex utility, Thm 1)
 """
 
 from __future__ import annotations
@@ -104,7 +107,41 @@ class Table:
         return {"kind": self.kind, "values": list(self.values)}
 
 
-KINDS = ("sigmoid", "linear", "constant", "table")
+@dataclass(frozen=True)
+class Affine:
+    k: float
+    g: float
+    kind: str = "affine"
+
+    def value(self, x: Any) -> Any:
+        return self.k * np.asarray(x, dtype=float) + self.g
+
+    def log_value(self, x: Any) -> Any:
+        with np.errstate(invalid="ignore"):
+            return _log(self.value(x))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "k": self.k, "g": self.g}
+
+
+@dataclass(frozen=True)
+class Convex:
+    e: float
+    kappa: float
+    kind: str = "convex"
+
+    def value(self, x: Any) -> Any:
+        return np.exp(self.log_value(x))
+
+    def log_value(self, x: Any) -> Any:
+        return self.kappa * (math.log(self.e) - _log(np.asarray(x, dtype=float)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "e": self.e, "kappa": self.kappa}
+
+
+KINDS = ("sigmoid", "linear", "constant", "table")   # the cluster-jobs family's (non-negative) kinds
+ASTRAEA_KINDS = ("affine", "convex")
 
 
 def _finite_non_negative(v: Any) -> bool:
@@ -115,9 +152,10 @@ def _finite_non_negative(v: Any) -> bool:
     return math.isfinite(v) and v >= 0
 
 
-def read_utility(fields: Fields) -> Utility:
-    """Parse and validate a utility object; problems are recorded on ``fields.problems``."""
-    kind = fields.string("kind", choices=KINDS)
+def read_utility(fields: Fields, kinds: tuple[str, ...] = KINDS) -> Utility:
+    """Parse and validate a utility object of one of ``kinds``; problems are recorded on
+    ``fields.problems``."""
+    kind = fields.string("kind", choices=kinds)
     if kind == "sigmoid":
         fields.unknown_keys({"kind", "gamma1", "gamma2", "gamma3"})
         return Sigmoid(
@@ -143,4 +181,10 @@ def read_utility(fields: Fields) -> Utility:
         if any(b > a for a, b in zip(raw, raw[1:])):
             fields.problems.add(path, "must be non-increasing (a utility never grows with delay)")
         return Table(values=tuple(float(v) for v in raw))
+    if kind == "affine":
+        fields.unknown_keys({"kind", "k", "g"})
+        return Affine(k=float(fields.number("k", maximum=0)), g=float(fields.number("g", minimum=0)))
+    if kind == "convex":
+        fields.unknown_keys({"kind", "e", "kappa"})
+        return Convex(e=float(fields.number("e", greater_than=0)), kappa=float(fields.number("kappa", greater_than=0)))
     return Constant(constant=0.0)

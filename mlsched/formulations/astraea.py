@@ -1,0 +1,182 @@
+r"""Astraea's exact offline benchmark P-OFF (spec §2.5), a time-indexed configuration MILP
+equivalent to problem (3), with an admission variant; its LP relaxation; and UB-POOL.
+
+Data: servers s with C_sw workers and C_sp PS slots; b_w, b_p; job j with release slot
+r'_j (r_j + 1, or r_j when ``release_inclusive``), chunks D_j and durations
+d_jk = ceil(B_j / (n_j^zeta W)) of its configurations k = (W, zeta) (§1.3).
+
+Index sets:
+  K_j     (W, zeta), W = 1..D_j, zeta = 1 only if W <= max_s C_sw; exact pruning: per (j, zeta) only
+          the smallest W of each distinct d_jk (fewer workers, same duration, never worse)
+  A_jk    start slots t0 with r'_j <= t0 <= T - d_jk + 1
+Variables:
+  x_jkt0 in {0,1}  j runs configuration k from slot t0
+  Y_js, Z_js in Z+  its constant workers / PS on server s;  p_js in {0,1} s hosts a PS of j;
+  v_js in {0,1} s is j's centralized server;  y_jst, z_jst >= 0, a_jt in [0,1] (integral at
+  every feasible point)
+Objective:  max sum_{j,k,t0} x_jkt0 f_j(t0 + d_jk - 1)          (3), f_j as ``time_origin`` says
+Constraints:
+  (O1) o_j = sum_{k,t0} x_jkt0 <= 1   ("admission"; "all-jobs": = 1, exactly (3))
+  (O2) sum_s Y_js = sum_{k,t0} W_k x_jkt0                                               (3e)
+  (O3) p_js <= Z_js <= C_sp p_js;  sum_s p_js >= o_j                                   (3g)
+  (O4) b_w (sum_s' Y_js' - Y_js) <= b_p Z_js + b_w D_j (1 - p_js)                       (3i) [P-fix]
+  (O5) zeta_j = sum_{k: zeta_k = 1, t0} x_jkt0;  sum_s v_js = zeta_j;
+       Y_js <= C_sw v_js + D_j (1 - zeta_j);  Z_js <= C_sp (v_js + 1 - zeta_j)           (3j)
+  (O6) a_jt = sum_k sum_{t0 <= t <= t0 + d_jk - 1} x_jkt0                     (3f), (3h), (3l)-(3n)
+  (O7) y_jst <= Y_js;  y_jst <= Cbar_w a_jt;  y_jst >= Y_js - Cbar_w (1 - a_jt),
+       Cbar_w = min(C_sw, D_j); the same for z with C_sp
+  (O8) sum_j y_jst <= C_sw;  sum_j z_jst <= C_sp                               (3c), (3d) => (3a), (3b)
+
+Horizon T: the instance's ``horizon`` if given; else for affine utilities in the admission
+variant max_j (r_j + floor(g_j / |k_j|)) (exact: no job is worth finishing later); else
+max_j r'_j + sum_j min_k d_jk - 1 (every job fits after the last release, one after another).
+
+UB-POOL (``variant="ub-pool"``, an LP): x in [0, 1], (O1) and per-slot pooled capacity
+  sum_j sum_k W_k act_jkt <= sum_s C_sw,  sum_j act_jt <= sum_s C_sp,
+with act_jkt = sum_{t0 <= t <= t0 + d_jk - 1} x_jkt0: a relaxation of (3), so OPT <= UB-POOL.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import pyomo.environ as pyo
+
+from mlsched.errors import UsageError
+from mlsched.formulations.rows import row
+from mlsched.instance.multi_tenant import MultiTenantInstance, TenantJob, duration
+from mlsched.instance.utility import Affine
+from mlsched.sim.multi_tenant_check import TenantSchedule, check
+from mlsched.solve import Built
+
+VARIANTS = ("admission", "all-jobs", "ub-pool")
+
+
+@dataclass(frozen=True)
+class Config:
+    workers: int
+    centralized: bool
+    duration: int
+
+
+def configurations(instance: MultiTenantInstance, job: TenantJob) -> list[Config]:
+    """K_j after the exact pruning: per mode, the fewest workers of each distinct duration."""
+    most_on_one = int(instance.worker_capacity.max())
+    out = []
+    for centralized in (True, False):
+        seen: set[int] = set()
+        for w in range(1, job.chunks + 1):
+            if centralized and w > most_on_one:
+                break
+            d = duration(job, w, centralized)
+            if d not in seen:
+                seen.add(d)
+                out.append(Config(w, centralized, d))
+    return out
+
+
+def offline_horizon(instance: MultiTenantInstance, variant: str) -> int:
+    """The last slot of P-OFF (module docstring)."""
+    if instance.horizon is not None:
+        return instance.horizon
+    jobs = instance.jobs
+    if variant != "all-jobs" and jobs and all(isinstance(j.utility, Affine) and j.utility.k < 0 for j in jobs):
+        origin = [j.arrival if instance.time_origin == "arrival" else 0 for j in jobs]
+        return max(1, max(o + math.floor(j.utility.g / -j.utility.k) for o, j in zip(origin, jobs)))
+    shortest = [min(c.duration for c in configurations(instance, j)) for j in jobs]
+    return max(1, max((instance.first_slot(j) for j in jobs), default=1) + sum(shortest) - 1)
+
+
+def build(instance: MultiTenantInstance, *, variant: str = "admission", relax: bool = False) -> Built:
+    """P-OFF (``admission`` or ``all-jobs``), its LP relaxation, or UB-POOL."""
+    if variant not in VARIANTS:
+        raise UsageError(f"unknown Astraea variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    tick = time.perf_counter()
+    inst = instance
+    horizon = offline_horizon(inst, variant)
+    n_servers = len(inst.servers)
+    cap_w, cap_p = inst.worker_capacity, inst.ps_capacity
+    configs = {j: configurations(inst, job) for j, job in enumerate(inst.jobs)}
+    starts = [(j, k, t0) for j, job in enumerate(inst.jobs) for k, c in enumerate(configs[j])
+              for t0 in range(inst.first_slot(job), horizon - c.duration + 2)]
+    value = {(j, k, t0): inst.realized(inst.jobs[j], t0 + configs[j][k].duration - 1) for j, k, t0 in starts}
+    jobs = range(inst.num_jobs)
+    servers = range(n_servers)
+    slots = range(1, horizon + 1)
+
+    def running(j: int, t: int) -> list[tuple[int, int, int]]:
+        return [(jj, k, t0) for jj, k, t0 in by_job[j] if t0 <= t <= t0 + configs[j][k].duration - 1]
+
+    by_job: dict[int, list[tuple[int, int, int]]] = {j: [] for j in jobs}
+    for key in starts:
+        by_job[key[0]].append(key)
+
+    m = pyo.ConcreteModel(name=f"astraea_{variant}")
+    binary = pyo.UnitInterval if relax or variant == "ub-pool" else pyo.Binary
+    m.x = pyo.Var(starts, domain=binary)
+    m.obj = pyo.Objective(expr=sum(value[key] * m.x[key] for key in starts), sense=pyo.maximize)
+    admitted = {j: sum(m.x[key] for key in by_job[j]) for j in jobs}
+    if variant == "all-jobs":
+        m.o1 = pyo.Constraint(jobs, rule=lambda _, j: row(admitted[j] == 1))
+    else:
+        m.o1 = pyo.Constraint(jobs, rule=lambda _, j: row(admitted[j] <= 1))
+    if variant == "ub-pool":
+        active_workers = {t: sum(configs[j][k].workers * m.x[j, k, t0] for j in jobs for (_, k, t0) in running(j, t))
+                          for t in slots}
+        active_jobs = {t: sum(m.x[key] for j in jobs for key in running(j, t)) for t in slots}
+        m.pool_w = pyo.Constraint(slots, rule=lambda _, t: row(active_workers[t] <= int(cap_w.sum())))
+        m.pool_p = pyo.Constraint(slots, rule=lambda _, t: row(active_jobs[t] <= int(cap_p.sum())))
+        return Built(model=m, name=m.name, sense="max", relaxed=True, build_seconds=time.perf_counter() - tick)
+
+    integer = pyo.NonNegativeReals if relax else pyo.NonNegativeIntegers
+    flag = pyo.UnitInterval if relax else pyo.Binary
+    chunks = {j: inst.jobs[j].chunks for j in jobs}
+    m.Y = pyo.Var(jobs, servers, domain=integer, bounds=lambda _, j, s: (0, min(int(cap_w[s]), chunks[j])))
+    m.Z = pyo.Var(jobs, servers, domain=integer, bounds=lambda _, j, s: (0, int(cap_p[s])))
+    m.p = pyo.Var(jobs, servers, domain=flag)
+    m.v = pyo.Var(jobs, servers, domain=flag)
+    m.a = pyo.Var(jobs, slots, bounds=(0, 1))
+    m.y = pyo.Var(jobs, servers, slots, domain=pyo.NonNegativeReals)
+    m.z = pyo.Var(jobs, servers, slots, domain=pyo.NonNegativeReals)
+    b_w, b_p = inst.worker_bandwidth, inst.ps_bandwidth
+    workers_of = {j: sum(configs[j][k].workers * m.x[j, k, t0] for (_, k, t0) in by_job[j]) for j in jobs}
+    central = {j: sum(m.x[j, k, t0] for (_, k, t0) in by_job[j] if configs[j][k].centralized) for j in jobs}
+    m.o2 = pyo.Constraint(jobs, rule=lambda _, j: sum(m.Y[j, s] for s in servers) == workers_of[j])
+    m.o3a = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.p[j, s] <= m.Z[j, s])
+    m.o3b = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.Z[j, s] <= int(cap_p[s]) * m.p[j, s])
+    m.o3c = pyo.Constraint(jobs, rule=lambda _, j: sum(m.p[j, s] for s in servers) >= admitted[j])
+    m.o4 = pyo.Constraint(jobs, servers, rule=lambda _, j, s: b_w * (sum(m.Y[j, q] for q in servers) - m.Y[j, s])
+                          <= b_p * m.Z[j, s] + b_w * chunks[j] * (1 - m.p[j, s]))
+    m.o5a = pyo.Constraint(jobs, rule=lambda _, j: sum(m.v[j, s] for s in servers) == central[j])
+    m.o5b = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.Y[j, s]
+                           <= int(cap_w[s]) * m.v[j, s] + chunks[j] * (1 - central[j]))
+    m.o5c = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.Z[j, s] <= int(cap_p[s]) * (m.v[j, s] + 1 - central[j]))
+    m.o6 = pyo.Constraint(jobs, slots, rule=lambda _, j, t: m.a[j, t] == sum(m.x[key] for key in running(j, t)))
+    wbar = {(j, s): min(int(cap_w[s]), chunks[j]) for j in jobs for s in servers}
+    m.o7a = pyo.Constraint(jobs, servers, slots, rule=lambda _, j, s, t: m.y[j, s, t] <= m.Y[j, s])
+    m.o7b = pyo.Constraint(jobs, servers, slots, rule=lambda _, j, s, t: m.y[j, s, t] <= wbar[j, s] * m.a[j, t])
+    m.o7c = pyo.Constraint(jobs, servers, slots,
+                           rule=lambda _, j, s, t: m.y[j, s, t] >= m.Y[j, s] - wbar[j, s] * (1 - m.a[j, t]))
+    m.o7d = pyo.Constraint(jobs, servers, slots, rule=lambda _, j, s, t: m.z[j, s, t] <= m.Z[j, s])
+    m.o7e = pyo.Constraint(jobs, servers, slots, rule=lambda _, j, s, t: m.z[j, s, t] <= int(cap_p[s]) * m.a[j, t])
+    m.o7f = pyo.Constraint(jobs, servers, slots,
+                           rule=lambda _, j, s, t: m.z[j, s, t] >= m.Z[j, s] - int(cap_p[s]) * (1 - m.a[j, t]))
+    m.o8w = pyo.Constraint(servers, slots, rule=lambda _, s, t: row(sum(m.y[j, s, t] for j in jobs) <= int(cap_w[s])))
+    m.o8p = pyo.Constraint(servers, slots, rule=lambda _, s, t: row(sum(m.z[j, s, t] for j in jobs) <= int(cap_p[s])))
+
+    def extract() -> TenantSchedule:
+        schedule = TenantSchedule.empty(inst, f"p-off-{variant}")
+        for (j, _, t0), var in m.x.items():
+            if (var.value or 0.0) > 0.5:
+                schedule.start[j] = t0
+        for (j, s), var in m.Y.items():
+            schedule.workers[j, s] = round(var.value or 0.0) if schedule.start[j] else 0
+        for (j, s), var in m.Z.items():
+            schedule.ps[j, s] = round(var.value or 0.0) if schedule.start[j] else 0
+        return schedule
+
+    return Built(model=m, name=m.name, sense="max", relaxed=relax, build_seconds=time.perf_counter() - tick,
+                 extract=None if relax else extract,
+                 validate=None if relax else (lambda schedule: check(inst, schedule, horizon)))

@@ -1,0 +1,147 @@
+"""Astraea's multi-tenant family and its exact offline program P-OFF (spec §1, §2.5, §7.5):
+the hand-checked optima, a brute force written apart from the MILP, the bounds, bad input."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from astraea_builders import ex, job, system
+
+from mlsched.cli import main
+from mlsched.formulations import astraea
+from mlsched.instance import dumps, loads
+from mlsched.instance.multi_tenant import duration, eq1_rates
+from mlsched.sim.multi_tenant_check import TenantSchedule, check, realized_utilities
+from mlsched.solve import Status, solve
+
+
+def opt(inst, variant="admission", **kwargs):
+    report = solve(astraea.build(inst, variant=variant), verify=True, **kwargs)
+    assert report.status is Status.OPTIMAL and report.verified, report.message
+    schedule = report.schedule
+    assert check(inst, schedule, astraea.offline_horizon(inst, variant)) == []
+    assert realized_utilities(inst, schedule).sum() >= report.objective - 1e-6   # the checked schedule scores it
+    return report.objective
+
+
+def o1(phi_b_g: float = 50.0):
+    """O1/O3: 1 server (2 workers, 1 PS), jobs A (B = 4, 100 - 10x) and B (B = 2, g - 10x), D = 2."""
+    return system([job("A", "u1", arrival=0, chunks=2, epochs=2, minibatches=1, k=-10, g=100),
+                   job("B", "u1", arrival=0, chunks=2, epochs=1, minibatches=1, k=-10, g=phi_b_g)],
+                  servers=[(2, 1)], tenants=[(2, 1)], horizon=6)
+
+
+def test_durations_of_the_spec():
+    e = ex()
+    j11, j12, _, j22 = e.jobs
+    assert (duration(j11, 2, True), duration(j11, 2, False), duration(j11, 1, False)) == (2, 4, 8)
+    assert (duration(j12, 2, True), duration(j12, 3, False)) == (3, 4)
+    assert (duration(j22, 2, True), duration(j22, 3, False)) == (30, 40)
+
+
+def test_eq1_rates():
+    cent, dist = eq1_rates(0.5, 3600.0, 225.0, 1.0)     # m = 0.5 h, G = 1 ms-hour, 2 * 8 * 225 / 1 / 3600 = 1 h
+    assert cent == pytest.approx(1 / 0.501) and dist == pytest.approx(1 / 1.501)
+
+
+def test_o1_order_matters():
+    assert opt(o1()) == pytest.approx(110)
+
+
+def test_o2_bandwidth():
+    def o2(b_p):
+        return system([job("J", "u1", arrival=0, chunks=4, epochs=3, central=1.0, distributed=0.8, k=-1, g=100)],
+                      servers=[(2, 1), (2, 1)], tenants=[(4, 2)], bandwidth=(1, b_p),
+                      horizon=10)
+    assert opt(o2(2)) == pytest.approx(96)
+    assert opt(o2(1)) == pytest.approx(95)
+
+
+def test_o3_admission_and_all_jobs():
+    inst = o1(phi_b_g=5.0)
+    assert opt(inst, "admission") == pytest.approx(80)
+    assert opt(inst, "all-jobs") == pytest.approx(65)
+
+
+def test_ex_and_ex_share_optima():
+    """§7.2, §7.3 (horizons cut to what the optimal schedules need, keeping the tests quick; the
+    spec's horizon rule, 53 slots here, gives the same optima)."""
+    assert astraea.offline_horizon(ex(), "admission") == 53
+    assert opt(ex(horizon=34)) == pytest.approx(326)
+    assert opt(ex(("j11", "j12", "j21"), tenants=((2, 1), (6, 3)), horizon=8)) == pytest.approx(286)
+
+
+def test_lp_and_ub_pool_bound_opt():
+    for inst in (o1(), o1(5.0), ex(("j11", "j12", "j21"), horizon=8)):
+        best = opt(inst)
+        lp = solve(astraea.build(inst, relax=True)).objective
+        pool = solve(astraea.build(inst, variant="ub-pool")).objective
+        assert lp >= best - 1e-6 and pool >= best - 1e-6
+
+
+def brute_force(inst, horizon):
+    """max of (3) with admission by enumeration: every job's (start, W, per-server split of workers
+    and PS) with zeta read from the placement, checked by the independent checker."""
+    options = []
+    for jb in inst.jobs:
+        mine = [None]
+        for w in range(1, jb.chunks + 1):
+            for ys in itertools.product(*(range(min(c, w) + 1) for c in inst.worker_capacity)):
+                if sum(ys) != w:
+                    continue
+                for zs in itertools.product(*(range(c + 1) for c in inst.ps_capacity)):
+                    if sum(zs) < 1:
+                        continue
+                    for t0 in range(inst.first_slot(jb), horizon + 1):
+                        mine.append((t0, ys, zs))
+        options.append(mine)
+    best = 0.0
+    for pick in itertools.product(*options):
+        schedule = TenantSchedule.empty(inst)
+        for j, choice in enumerate(pick):
+            if choice is not None:
+                schedule.start[j], schedule.workers[j], schedule.ps[j] = choice[0], choice[1], choice[2]
+        if not check(inst, schedule, horizon):
+            best = max(best, float(realized_utilities(inst, schedule).sum()))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_p_off_meets_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    servers = [(int(rng.integers(1, 3)), int(rng.integers(1, 2))) for _ in range(2)]
+    total_w, total_p = sum(w for w, _ in servers), sum(p for _, p in servers)
+    jobs = [job(f"j{i}", "u1", arrival=int(rng.integers(0, 2)), chunks=int(rng.integers(1, 3)),
+                epochs=int(rng.integers(1, 4)), central=1.0, distributed=float(rng.choice([0.5, 1.0])),
+                k=-float(rng.integers(1, 20)), g=float(rng.integers(5, 60))) for i in range(2)]
+    inst = system(jobs, servers=servers, tenants=[(total_w, total_p)], horizon=4)
+    assert opt(inst) == pytest.approx(brute_force(inst, 4), abs=1e-7)
+
+
+def test_round_trip_and_bad_input(tmp_path, capsys):
+    inst = ex()
+    assert loads(dumps(inst)).to_dict() == inst.to_dict()
+    doc = json.loads(dumps(inst))
+    doc["tenants"][0]["workers"] = 5
+    doc["jobs"][1]["rates"]["distributed"] = 3
+    doc["jobs"][2]["utility"] = {"kind": "affine", "k": 2, "g": 100}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    assert main(["validate", str(bad)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"{bad}: tenants: quotas of workers sum to 9, the servers hold 8 (§1.1: equal)",
+                   f"{bad}: jobs[1].rates.distributed: must be <= the centralized rate 1 (Eq. 1)",
+                   f"{bad}: jobs[2].utility.k: must be <= 0, got 2"]
+
+
+def test_cli_solve(tmp_path, capsys):
+    target = tmp_path / "o1.json"
+    target.write_text(dumps(o1()))
+    assert main(["solve", str(target), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["status"] == "optimal" and doc["objective"] == pytest.approx(110)
+    assert main(["solve", str(target), "--variant", "ub-pool"]) == 0
+    assert main(["solve", str(target), "--variant", "all-jobs", "--relax"]) == 0
