@@ -14,11 +14,30 @@ ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((ROOT / "instances" / "oasis").glob("*.json"))
 SHIPPED_OGASCHED = sorted((ROOT / "instances" / "ogasched").glob("*.json"))
 SHIPPED_THEMIS = sorted((ROOT / "instances" / "themis").glob("*.json"))
+SHIPPED_MULTI_TENANT = sorted((ROOT / "instances" / "multi-tenant").glob("*.json"))
 
 
 def test_instances_are_shipped():
     assert len(SHIPPED) >= 5 and len(SHIPPED_OGASCHED) >= 2 and len(SHIPPED_THEMIS) >= 2
-    assert {p.parent.name for p in (ROOT / "instances").rglob("*.json")} == {"oasis", "ogasched", "themis"}
+    assert {p.stem for p in SHIPPED_MULTI_TENANT} == {"ex", "ex-share", "o1", "o2", "o3"}
+    assert {p.parent.name for p in (ROOT / "instances").rglob("*.json")} == {"oasis", "ogasched", "themis",
+                                                                            "multi-tenant"}
+
+
+@pytest.mark.parametrize("path", SHIPPED_MULTI_TENANT, ids=lambda p: p.stem)
+def test_multi_tenant_optima_reproduce(path):
+    """Astraea spec §7.2, §7.3, §7.5: P-OFF's optima (both variants), its LP bound and UB-POOL."""
+    inst = load(path)
+    assert from_dict(inst.to_dict()).to_dict() == inst.to_dict()
+    expected = inst.expected
+    for variant in ("admission", "all-jobs"):
+        report = solve_exact(inst, variant=variant, verify=True)
+        assert report.status.value == "optimal" and report.verified
+        assert report.objective == pytest.approx(expected[f"opt_{variant}"], rel=1e-9)
+    assert solve_exact(inst, relax=True).objective == pytest.approx(expected["lp_bound"], rel=1e-7)
+    assert solve_exact(inst, variant="ub-pool").objective == pytest.approx(expected["ub_pool"], rel=1e-7)
+    assert expected["opt_all-jobs"] <= expected["opt_admission"] <= expected["lp_bound"] + 1e-9
+    assert expected["opt_admission"] <= expected["ub_pool"] + 1e-9
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)

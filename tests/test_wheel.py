@@ -90,6 +90,8 @@ def tour_commands() -> list[list[str]]:
         ["run", "themis.json", "-a", "themis"],
         ["compare", "themis.json", "--no-exact", "--quiet"],
         ["solve", "themis/o1-small"],
+        ["validate", "multi-tenant/ex-share"],
+        ["solve", "multi-tenant/o3", "--variant", "all-jobs"],
     ]
 
 
