@@ -239,14 +239,7 @@ def read_cluster_jobs(top: Fields) -> ClusterJobsInstance:
         workload = jobs[-1].epochs * jobs[-1].chunks * jobs[-1].chunk_time(float(slot_seconds or 3600.0))
         if not math.isfinite(workload) or workload > 1e12:
             top.problems.add(f.path, f"workload E*N*W = {workload:g} worker-slots is not a usable finite number")
-    expected = top.raw("expected", {})
-    if not isinstance(expected, dict):
-        top.problems.add("expected", "must be an object")
-        expected = {}
-    meta = top.raw("meta", {})
-    if not isinstance(meta, dict):
-        top.problems.add("meta", "must be an object")
-        meta = {}
+    expected, meta = top.free_objects("expected", "meta")
     return ClusterJobsInstance(
         name=top.string("name", default="unnamed"),
         horizon=horizon or 1,

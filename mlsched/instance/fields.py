@@ -130,6 +130,17 @@ class Fields:
             self.problems.add(path, "must not repeat names")
         return list(value)
 
+    def free_objects(self, *keys: str) -> list[dict[str, Any]]:
+        """Optional objects read as they are (e.g. ``expected``, ``meta``); ``{}`` when absent."""
+        out = []
+        for key in keys:
+            value = self.raw(key, {})
+            if not isinstance(value, dict):
+                self.problems.add(self._child(key), "must be an object")
+                value = {}
+            out.append(value)
+        return out
+
     def unknown_keys(self, allowed: set[str]) -> None:
         for key in self.data:
             if key not in allowed:

@@ -162,11 +162,7 @@ def read_multi_server(top: Fields) -> MultiServerInstance:
     beta = [float(beta_fields.number(k, default=0.0, minimum=0, maximum=1)) for k in resources]
     scale = float(top.number("reciprocal_scale", default=1.0, greater_than=0))
     arrivals = _arrivals(top.obj("arrivals"), horizon, len(ports))
-    expected = top.raw("expected", {})
-    meta = top.raw("meta", {})
-    for key, value in (("expected", expected), ("meta", meta)):
-        if not isinstance(value, dict):
-            top.problems.add(key, "must be an object")
+    expected, meta = top.free_objects("expected", "meta")
     def matrix(rows: list[list[float]] | list[list[int]], dtype: type = float) -> np.ndarray:
         return np.array(rows, dtype=dtype).reshape(len(rows), len(resources))
 
@@ -175,7 +171,7 @@ def read_multi_server(top: Fields) -> MultiServerInstance:
         ports=tuple(ports), nodes=tuple(nodes), channels=tuple(sorted(channels)),
         request=matrix(request), capacity=matrix(capacity), alpha=matrix(alpha), utility_kind=matrix(kinds, np.int64),
         beta=np.array(beta, dtype=float), arrivals_spec=arrivals, reciprocal_scale=scale,
-        expected=expected if isinstance(expected, dict) else {}, meta=meta if isinstance(meta, dict) else {},
+        expected=expected, meta=meta,
     )
 
 

@@ -202,13 +202,7 @@ def read_multi_tenant(top: Fields) -> MultiTenantInstance:
             utility=read_utility(f.obj("utility"), ASTRAEA_KINDS), physical=physical))
     _unique(top, "jobs", [j.id for j in jobs])
     horizon = top.number("horizon", default=None, integer=True, minimum=1, maximum=MAX_SLOTS)
-    extras = []
-    for key in ("expected", "meta"):
-        value = top.raw(key, {})
-        if not isinstance(value, dict):
-            top.problems.add(key, "must be an object")
-            value = {}
-        extras.append(value)
+    extras = top.free_objects("expected", "meta")
     release = top.raw("release_inclusive", False)
     if not isinstance(release, bool):
         top.problems.add("release_inclusive", "must be true or false")

@@ -159,13 +159,7 @@ def read_themis(top: Fields) -> ThemisInstance:
             profile=_profile(f),
             model=f.string("model", default=None),
         ))
-    extras = []
-    for key in ("expected", "meta"):
-        value = top.raw(key, {})
-        if not isinstance(value, dict):
-            top.problems.add(key, "must be an object")
-            value = {}
-        extras.append(value)
+    extras = top.free_objects("expected", "meta")
     return ThemisInstance(name=top.string("name", default="unnamed"), topology=GpuTopology(tuple(machines)),
                           apps=tuple(apps), expected=extras[0], meta=extras[1])
 
