@@ -231,9 +231,13 @@ def _load_other(built: Built, other: _FileSolve, symbol_map: Any) -> tuple[Any, 
     return schedule, problems
 
 
+SOLVER_INF = 1e20  # HiGHS and SCIP report unbounded values at or beyond this magnitude
+
+
 def _safer_bound(sense: str, *bounds: float | None) -> float | None:
-    """The loosest of the solvers' bounds: valid as long as either solver's bound is."""
-    known = [b for b in bounds if b is not None]
+    """The loosest of the solvers' bounds: valid as long as either solver's bound is. A solver's
+    infinity (magnitude >= SOLVER_INF) is no bound and never replaces a finite one."""
+    known = [b for b in bounds if b is not None and abs(b) < SOLVER_INF]
     if not known:
         return None
     return max(known) if sense == "max" else min(known)
