@@ -9,3 +9,35 @@ def test_safer_bound_ignores_a_solvers_infinity() -> None:
     assert _safer_bound("min", 3.0, -1e20) == 3.0
     assert _safer_bound("min", 3.0, 2.5) == 2.5
     assert _safer_bound("max", 1e20, float("inf")) is None
+
+
+def test_dangling_symlink_at_output_counts_as_existing(tmp_path) -> None:
+    import pytest
+
+    from mlsched.errors import UsageError
+    from mlsched.fileio import write_text_atomic
+    link = tmp_path / "out.json"
+    link.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(UsageError, match="exists"):
+        write_text_atomic(link, "x")
+    assert link.is_symlink() and not (tmp_path / "nowhere").exists()
+
+
+def test_file_created_during_the_write_is_not_overwritten(tmp_path, monkeypatch) -> None:
+    import os
+
+    import pytest
+
+    from mlsched import fileio
+    from mlsched.errors import UsageError
+    target = tmp_path / "out.json"
+    real_chmod = os.chmod
+
+    def chmod_then_race(path, mode):  # a user's file appears after the start check
+        real_chmod(path, mode)
+        target.write_text("user's file")
+    monkeypatch.setattr(fileio.os, "chmod", chmod_then_race)
+    with pytest.raises(UsageError, match="exists"):
+        fileio.write_text_atomic(target, "ours")
+    assert target.read_text() == "user's file"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
