@@ -41,3 +41,17 @@ def test_file_created_during_the_write_is_not_overwritten(tmp_path, monkeypatch)
         fileio.write_text_atomic(target, "ours")
     assert target.read_text() == "user's file"
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_repeated_server_names_rejected_one_line_each() -> None:
+    import pytest
+
+    from mlsched.errors import InstanceError
+    from mlsched.instance import from_dict
+    from tests.builders import job
+    doc = {"format": "mlsched/v1", "family": "cluster-jobs", "name": "t", "horizon": 2, "resources": ["cpu"],
+           "worker_servers": [{"name": "w", "capacity": {"cpu": 2}}, {"name": "w", "capacity": {"cpu": 2}}],
+           "ps_servers": [{"name": "p", "capacity": {"cpu": 2}}], "jobs": [job("1")]}
+    with pytest.raises(InstanceError) as caught:
+        from_dict(doc)
+    assert caught.value.problems == ["worker_servers[1].name: repeats the name of worker_servers[0] ('w')"]
