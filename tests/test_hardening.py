@@ -55,3 +55,23 @@ def test_repeated_server_names_rejected_one_line_each() -> None:
     with pytest.raises(InstanceError) as caught:
         from_dict(doc)
     assert caught.value.problems == ["worker_servers[1].name: repeats the name of worker_servers[0] ('w')"]
+
+
+def test_model_field_accepts_names_only_and_bad_profiles_are_one_line(tmp_path, monkeypatch) -> None:
+    import pytest
+
+    from mlsched import profiles
+    from mlsched.errors import UsageError
+    (tmp_path / "secret.json").write_text("{}")
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "broken.json").write_text("{not json")
+    (tmp_path / "models" / "partial.json").write_text('{"name": "partial"}')
+    monkeypatch.setenv("MLSCHED_MODELS", str(tmp_path / "models"))
+    profiles.load_profile.cache_clear()
+    for hostile in ("../secret", str(tmp_path / "secret"), "..", "a/b", ""):
+        with pytest.raises(UsageError, match="must be a profile name"):
+            profiles.load_profile(hostile)
+    for bad in ("broken", "partial"):
+        with pytest.raises(UsageError, match="not a valid model profile"):
+            profiles.load_profile(bad)
+    profiles.load_profile.cache_clear()
