@@ -321,6 +321,8 @@ def _solve_with_scip(path: Path, time_limit: float | None) -> _FileSolve:
         model.setParam("limits/time", float(time_limit))
     model.optimize()
     status = model.getStatus()
+    if status == "userinterrupt":  # SCIP caught the user's Ctrl-C: an interrupt, not a result
+        raise KeyboardInterrupt
     if status == "infeasible":
         return _FileSolve(Status.INFEASIBLE, None, None, "scip", {})
     if model.getNSols() == 0:

@@ -75,3 +75,19 @@ def test_model_field_accepts_names_only_and_bad_profiles_are_one_line(tmp_path, 
         with pytest.raises(UsageError, match="not a valid model profile"):
             profiles.load_profile(bad)
     profiles.load_profile.cache_clear()
+
+
+def test_scip_user_interrupt_is_an_interrupt_not_a_result(tmp_path, monkeypatch) -> None:
+    import pytest
+
+    pyscipopt = pytest.importorskip("pyscipopt")
+    from mlsched.solve import _solve_with_scip
+
+    class Interrupted(pyscipopt.Model):
+        def getStatus(self) -> str:  # what SCIP reports after catching SIGINT
+            return "userinterrupt"
+    monkeypatch.setattr(pyscipopt, "Model", Interrupted)
+    lp = tmp_path / "m.lp"
+    lp.write_text("maximize\n obj: x\nsubject to\n c: x <= 1\nend\n")
+    with pytest.raises(KeyboardInterrupt):
+        _solve_with_scip(lp, None)
