@@ -91,3 +91,23 @@ def test_scip_user_interrupt_is_an_interrupt_not_a_result(tmp_path, monkeypatch)
     lp.write_text("maximize\n obj: x\nsubject to\n c: x <= 1\nend\n")
     with pytest.raises(KeyboardInterrupt):
         _solve_with_scip(lp, None)
+
+
+def test_themis_sizes_and_arrivals_bounded_before_allocating(tmp_path) -> None:
+    import json
+
+    import pytest
+
+    from mlsched.errors import InstanceError
+    from mlsched.instance import load
+    doc = {"format": "mlsched/v1", "family": "themis", "name": "t",
+           "cluster": {"machines": [{"rack": 0, "slots": [1000000000]}]},
+           "apps": [{"name": "a0", "arrival": 1e308, "profile": [1, 1, 1.5, 2.0],
+                     "phases": [[{"tau": 1.0, "gpus": 1}]]}]}
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InstanceError) as caught:
+        load(str(path))
+    text = str(caught.value)
+    assert "cluster.machines[0].slots[0]: must be at most 1024" in text
+    assert "apps[0].arrival" in text

@@ -123,6 +123,8 @@ def _app_dict(app: ThemisApp) -> dict[str, Any]:
 
 
 _TOP = {"format", "family", "name", "cluster", "apps", "expected", "meta"}
+MAX_SLOT_GPUS = 1024  # GPUs in one slot: validation allocates per GPU, so the file bounds it
+MAX_ARRIVAL = 1e9  # app arrival: far beyond any trace, small enough for the simulator's arithmetic
 _APP_KEYS = {"name", "arrival", "profile", "model", "phases"}
 _JOB_KEYS = {"iterations", "tau", "cap"}
 MAX_WORK = 1e15   # serial GPU-seconds of one job (tens of millions of years): beyond it times lose precision
@@ -146,7 +148,8 @@ def read_themis(top: Fields) -> ThemisInstance:
             f.problems.add(f"{f.path}.name", f"repeats the name {name!r}")
         names.add(name)
         apps.append(ThemisApp(
-            name=name, arrival=float(f.number("arrival", minimum=0)), phases=_phases(f), profile=_profile(f),
+            name=name, arrival=float(f.number("arrival", minimum=0, maximum=MAX_ARRIVAL)),
+            phases=_phases(f), profile=_profile(f),
             model=f.string("model", default=None),
         ))
     extras = []
@@ -173,6 +176,8 @@ def _slots(f: Fields) -> tuple[int, ...]:
     for i, v in enumerate(value):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             f.problems.add(f"{path}[{i}]", f"must be a positive integer (GPUs in the slot), got {_kind(v)}")
+        elif v > MAX_SLOT_GPUS:
+            f.problems.add(f"{path}[{i}]", f"must be at most {MAX_SLOT_GPUS} (GPUs in the slot), got {v}")
         else:
             slots.append(v)
     return tuple(slots) if len(slots) == len(value) else ()
