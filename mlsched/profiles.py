@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -44,16 +45,28 @@ def available_profiles() -> list[str]:
     return sorted(p.stem for p in models_folder().glob("*.json"))
 
 
+PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
 @cache
 def load_profile(name: str) -> Profile:
+    """The profile called ``name`` (letters, digits, ``_ . -``; no path), read from the profiles
+    folder only; a missing or malformed profile file is one UsageError line."""
+    if not PROFILE_NAME.fullmatch(name):
+        raise UsageError(f"model profile {name!r}: must be a profile name (letters, digits, '_', '.', '-'; "
+                         f"at most 64, no path)")
     path = models_folder() / f"{name}.json"
     if not path.is_file():
         raise UsageError(f"unknown model profile {name!r}; available: {', '.join(available_profiles()) or 'none'} "
                          f"(in {models_folder()})")
-    data = json.loads(path.read_text())
-    return Profile(
-        name=data["name"], model=data["model"], batch_size=data["batch_size"],
-        iteration_seconds=dict(data["iteration_seconds"]),
-        throughput={g: {int(n): v for n, v in curve.items()} for g, curve in data["throughput_steps_per_second"].items()},
-        gradient_mb=float(data["gradient_mb"]),
-    )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Profile(
+            name=data["name"], model=data["model"], batch_size=data["batch_size"],
+            iteration_seconds=dict(data["iteration_seconds"]),
+            throughput={g: {int(n): v for n, v in curve.items()}
+                        for g, curve in data["throughput_steps_per_second"].items()},
+            gradient_mb=float(data["gradient_mb"]),
+        )
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(f"{path}: not a valid model profile ({type(exc).__name__}: {exc})") from None

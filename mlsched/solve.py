@@ -282,9 +282,13 @@ def _load_other(built: Built, other: _FileSolve, symbol_map: Any) -> tuple[Any, 
     return schedule, problems
 
 
+SOLVER_INF = 1e20  # HiGHS and SCIP report unbounded values at or beyond this magnitude
+
+
 def _safer_bound(sense: str, *bounds: float | None) -> float | None:
-    """The loosest of the solvers' bounds: valid as long as either solver's bound is."""
-    known = [b for b in bounds if b is not None]
+    """The loosest of the solvers' bounds: valid as long as either solver's bound is. A solver's
+    infinity (magnitude >= SOLVER_INF) is no bound and never replaces a finite one."""
+    known = [b for b in bounds if b is not None and abs(b) < SOLVER_INF]
     if not known:
         return None
     return max(known) if sense == "max" else min(known)
@@ -368,6 +372,8 @@ def _solve_with_scip(path: Path, time_limit: float | None) -> _FileSolve:
         model.setParam("limits/time", float(time_limit))
     model.optimize()
     status = model.getStatus()
+    if status == "userinterrupt":  # SCIP caught the user's Ctrl-C: an interrupt, not a result
+        raise KeyboardInterrupt
     if status == "infeasible":
         return _FileSolve(Status.INFEASIBLE, None, None, "scip", {})
     if model.getNSols() == 0:

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsched.errors import UsageError
-from mlsched.instance.fields import Fields
+from mlsched.instance.fields import Fields, repeated_names
 from mlsched.instance.utility import Utility, read_utility
 from mlsched.profiles import DEFAULT_GPU_TYPE, GPU_TYPES, load_profile
 
@@ -205,6 +205,8 @@ def read_cluster_jobs(top: Fields) -> ClusterJobsInstance:
         Server(name=f.string("name", default=f"ps{n + 1}"), capacity=_amounts(f, "capacity", resources))
         for n, f in enumerate(top.objects("ps_servers", min_items=1))
     ]
+    repeated_names(top.problems, "worker_servers", [s.name for s in workers])
+    repeated_names(top.problems, "ps_servers", [s.name for s in pss])
     jobs: list[Job] = []
     seen: set[str] = set()
     for n, f in enumerate(top.objects("jobs")):

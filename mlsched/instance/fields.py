@@ -147,6 +147,15 @@ class Fields:
                 self.problems.add(self._child(key), f"unknown field (expected one of: {', '.join(sorted(allowed))})")
 
 
+def repeated_names(problems: Problems, key: str, names: list[str]) -> None:
+    """One problem per entry of the list ``key`` whose name an earlier entry already took."""
+    first: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in first:
+            problems.add(f"{key}[{i}].name", f"repeats the name of {key}[{first[name]}] ({name!r})")
+        first.setdefault(name, i)
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "null"

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import networkx as nx
 import numpy as np
 
-from mlsched.instance.fields import Fields
+from mlsched.instance.fields import Fields, repeated_names
 
 FAMILY = "multi-server"
 UTILITY_KINDS = ("linear", "log", "reciprocal", "poly")
@@ -143,6 +143,8 @@ def read_multi_server(top: Fields) -> MultiServerInstance:
         util.unknown_keys(set(resources))
         names = [util.string(k, default="linear", choices=UTILITY_KINDS) for k in resources]
         kinds.append([UTILITY_KINDS.index(name) if name in UTILITY_KINDS else 0 for name in names])
+    repeated_names(top.problems, "ports", ports)
+    repeated_names(top.problems, "nodes", nodes)
     channels: set[tuple[int, int]] = set()
     raw = top.raw("channels")
     if raw is not None and not isinstance(raw, list):

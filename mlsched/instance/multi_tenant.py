@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mlsched.instance.fields import Fields
+from mlsched.instance.fields import Fields, repeated_names
 from mlsched.instance.utility import ASTRAEA_KINDS, Utility, read_utility
 
 FAMILY = "multi-tenant"
@@ -172,12 +172,12 @@ def read_multi_tenant(top: Fields) -> MultiTenantInstance:
                             workers=int(f.number("workers", integer=True, minimum=0, maximum=MAX_COUNT) or 0),
                             ps=int(f.number("ps", integer=True, minimum=0, maximum=MAX_COUNT) or 0))
                for n, f in enumerate(top.objects("servers", min_items=1))]
-    _unique(top, "servers", [s.name for s in servers])
+    repeated_names(top.problems, "servers", [s.name for s in servers])
     tenants = [Tenant(name=f.string("name", default=f"u{n + 1}"),
                       workers=int(f.number("workers", integer=True, minimum=0, maximum=MAX_COUNT * 1000) or 0),
                       ps=int(f.number("ps", integer=True, minimum=0, maximum=MAX_COUNT * 1000) or 0))
                for n, f in enumerate(top.objects("tenants", min_items=1))]
-    _unique(top, "tenants", [t.name for t in tenants])
+    repeated_names(top.problems, "tenants", [t.name for t in tenants])
     for kind, attr in (("workers", "workers"), ("PS slots", "ps")):
         quota, capacity = sum(getattr(t, attr) for t in tenants), sum(getattr(s, attr) for s in servers)
         if servers and tenants and quota != capacity:
@@ -200,7 +200,11 @@ def read_multi_tenant(top: Fields) -> MultiTenantInstance:
             minibatches=int(f.number("minibatches", integer=True, minimum=1, maximum=MAX_COUNT) or 1),
             rate_centralized=rates[0], rate_distributed=rates[1],
             utility=read_utility(f.obj("utility"), ASTRAEA_KINDS), physical=physical))
-    _unique(top, "jobs", [j.id for j in jobs])
+    seen_ids: set[str] = set()
+    for n, j in enumerate(jobs):
+        if j.id in seen_ids:
+            top.problems.add(f"jobs[{n}].id", f"repeats the id {j.id!r}")
+        seen_ids.add(j.id)
     horizon = top.number("horizon", default=None, integer=True, minimum=1, maximum=MAX_SLOTS)
     extras = top.free_objects("expected", "meta")
     release = top.raw("release_inclusive", False)
@@ -232,11 +236,3 @@ def _rates(f: Fields, worker_mbps: float) -> tuple[tuple[float, float], dict[str
     g = float(f.number("update_ms", minimum=0, maximum=1e12) or 0.0)
     eps = float(f.number("gradient_mb", minimum=0, maximum=1e12) or 0.0)
     return eq1_rates(m, g, eps, worker_mbps), {"minibatch_hours": m, "update_ms": g, "gradient_mb": eps}
-
-
-def _unique(top: Fields, key: str, names: list[str]) -> None:
-    seen: set[str] = set()
-    for n, name in enumerate(names):
-        if name in seen:
-            top.problems.add(f"{key}[{n}].name" if key != "jobs" else f"jobs[{n}].id", f"repeats {name!r}")
-        seen.add(name)
