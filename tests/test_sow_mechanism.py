@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from mlsched.online.sow import lifo_removals_prefix, lifo_removals_sequential
+from mlsched.online.sow import (
+    ExpPrices, best_start, group_gains, interval_prices, lifo_removals_prefix, lifo_removals_sequential)
 
 FORMS = (lifo_removals_prefix, lifo_removals_sequential)
 
@@ -36,3 +37,48 @@ def test_t1_both_forms_agree_on_random_configurations() -> None:
         assert np.array_equal(a, b)
         kept_load = int(widths[contributing & ~a].sum())
         assert kept_load <= capacity
+
+
+def test_t3_exponential_prices_hand_example() -> None:
+    # d_max = 1, D = 2, V = 4 -> L = 1/4, mu = 32; C' = 5; nine jobs born at 1: d = 1, a = 2, l = 1,
+    # v(c) = 4 for c <= 3 (Delta = 3) else 0.
+    alg = ExpPrices(capacity=5.0, d_max=1, max_duration=2, max_value=4.0)
+    assert alg.L == 0.25 and alg.base == 32.0 and alg.capacity_condition
+    assert np.allclose(alg.unit(np.arange(6.0))[:5], [0.25, 0.5, 1, 2, 4])
+    assert np.isinf(alg.unit([5.0])[0])  # u > C' - d_max = 4
+    assert abs(alg.alpha - (2 + 4 * np.log(32))) < 1e-12
+    horizon = 6
+    value = np.array([4.0 if c <= 3 else 0.0 for c in range(horizon + 2)])
+    usage = np.zeros(horizon)
+    starts, pays = [], []
+    for _ in range(9):
+        price = interval_prices(alg.unit(usage), 1, 2)
+        s, _gain = best_start(2, [1], [1.0], 3, value, price, np.zeros_like(price))
+        starts.append(s)
+        if s is not None:
+            pays.append(price[s, 0])
+            usage[s] += 1
+    assert starts == [2, 3, 2, 3, 2, 3, 2, 3, None]
+    assert np.allclose(pays, [0.25, 0.25, 0.5, 0.5, 1, 1, 2, 2])
+    assert abs(sum(pays) - 7.5) < 1e-9 and abs(32 - sum(pays) - 24.5) < 1e-9
+    assert usage[2] == usage[3] == 4 <= 5
+
+
+def test_infinite_price_is_minus_infinity_and_ties_pick_earliest() -> None:
+    value = np.array([0.0, 5.0, 5.0, 5.0, 0.0])
+    price = np.array([[1.0], [1.0], [1.0], [np.inf], [np.inf]])
+    fail = np.zeros_like(price)
+    fail[3, 0] = 1.0  # certain failure at an infinite price: still -inf, never nan
+    gains = group_gains(1, [1], [1.0], 3, value, price, fail)
+    assert gains.tolist() == [4.0, 4.0, -np.inf]
+    assert best_start(1, [1], [1.0], 3, value, price, fail) == (1, 4.0)
+    assert best_start(3, [1], [1.0], 3, value, price, fail) == (None, 0.0)
+
+
+def test_shared_start_across_durations_section_3_4() -> None:
+    # sigma constant, a = 1, l in {1, 3} w.p. 1/2, v(1) = 10 else 0, 1 per node-round, no failures:
+    # the shared start 1 gives 0.5 * 9 + 0.5 * (0 - 3) = 3.
+    value = np.array([0.0, 10.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    price = interval_prices(np.ones(7), 1, 3)
+    s, gain = best_start(1, [1, 3], [0.5, 0.5], 4, value, price, np.zeros_like(price))
+    assert s == 1 and abs(gain - 3.0) < 1e-12

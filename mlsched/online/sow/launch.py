@@ -1,0 +1,44 @@
+"""Estimated utility (1) and launch plan (2) with the §3.2 rules.
+
+For a group g = (a, sigma) of the reported support and a start s in [a, b + Delta - 1]:
+  G(s) = sum_{l : (a, l, sigma) in supp} F(a, l, sigma) (1 - qt(s, d, l)) (v(s + l - 1) - p(s, d, l)),
+a term with infinite price counting as -inf. The group launches at the earliest maximiser if
+max_s G(s) > 1e-12, else it is not launched (None).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+LAUNCH_THRESHOLD = 1e-12
+
+
+def group_gains(arrival: int, durations: Sequence[int], probs: Sequence[float], last_start: int,
+                value: npt.NDArray[np.float64], price: npt.NDArray[np.float64],
+                fail: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """G(s) for s = arrival..last_start; value[c] is v(c), price/fail are [s, l - 1] tables."""
+    starts = np.arange(arrival, last_start + 1)
+    gains = np.zeros(starts.shape[0])
+    for l, w in zip(durations, probs, strict=True):
+        p = price[starts, l - 1]
+        c = starts + l - 1
+        v = np.where(c < value.shape[0], value[np.minimum(c, value.shape[0] - 1)], 0.0)
+        term = np.where(np.isinf(p), -np.inf, w * (1.0 - fail[starts, l - 1]) * (v - np.where(np.isinf(p), 0.0, p)))
+        gains = gains + term
+    return gains
+
+
+def best_start(arrival: int, durations: Sequence[int], probs: Sequence[float], last_start: int,
+               value: npt.NDArray[np.float64], price: npt.NDArray[np.float64],
+               fail: npt.NDArray[np.float64]) -> tuple[int | None, float]:
+    """(earliest maximiser of G or None, its estimated utility contribution, 0 when not launched)."""
+    if last_start < arrival:
+        return None, 0.0
+    gains = group_gains(arrival, durations, probs, last_start, value, price, fail)
+    k = int(np.argmax(gains))
+    if not gains[k] > LAUNCH_THRESHOLD:
+        return None, 0.0
+    return arrival + k, float(gains[k])
