@@ -4,6 +4,8 @@ import numpy as np
 
 from mlsched.online.sow import (
     ExpPrices, best_start, group_gains, interval_prices, lifo_removals_prefix, lifo_removals_sequential)
+from mlsched.online.sow.oracle import (
+    enumerate_futures, failure_table, lemma_f1_samples, load_paths, sample_futures, threshold_closure)
 
 FORMS = (lifo_removals_prefix, lifo_removals_sequential)
 
@@ -82,3 +84,41 @@ def test_shared_start_across_durations_section_3_4() -> None:
     price = interval_prices(np.ones(7), 1, 3)
     s, gain = best_start(1, [1, 3], [0.5, 0.5], 4, value, price, np.zeros_like(price))
     assert s == 1 and abs(gain - 3.0) < 1e-12
+
+
+def test_t2_exact_failure_probabilities() -> None:
+    # C = 1; J1 (d = 1, born 1) starts on arrival a in {2, 3} w.p. 1/2, l = 1; J2 born 1 after J1.
+    starts, durs, weights = enumerate_futures([[(0.5, 2, 1), (0.5, 3, 1)]])
+    loads = load_paths([1], starts, durs, tau=1, horizon=6, capacity=1)
+    q = failure_table(loads, weights, width=1, capacity=1, max_duration=2)  # rows t = 1..5
+    assert q[1, 0] == 0.5 and q[2, 0] == 0.5 and q[3, 0] == 0.0
+    assert q[1, 1] == 1.0 and q[2, 1] == 0.5
+
+
+def test_lifo_among_earlier_jobs_and_overload_before_start() -> None:
+    # C = 1: J1 runs round 2 (d = 1), J2 (later) also at round 2 -> J2 evicted at 2, so round 3 is free;
+    # the load at 2 is 2 > C, so any start t >= 3 fails too (removed by the overload before it starts).
+    starts, durs, weights = enumerate_futures([[(1.0, 2, 1)], [(1.0, 2, 2)]])
+    loads = load_paths([1, 1], starts, durs, tau=1, horizon=5, capacity=1)
+    assert loads.tolist() == [[0.0, 2.0, 0.0, 0.0]]
+    q = failure_table(loads, weights, width=1, capacity=1, max_duration=1)
+    assert q[:, 0].tolist() == [0.0, 1.0, 1.0, 1.0]
+
+
+def test_lemma_f1_sample_count_and_closure() -> None:
+    assert lemma_f1_samples(10, 4, 0.05, 0.05) == 1476
+    raw = np.array([[[0.05, 0.3, 0.2]], [[0.0, 0.1, 0.6]]])
+    assert threshold_closure(raw, 0.1).tolist() == [[[0.0, 0.3, 0.3]], [[0.0, 0.3, 0.6]]]
+
+
+def test_sampled_oracle_is_monotone_and_close_to_exact() -> None:
+    jobs = [[(0.5, 2, 1), (0.5, 3, 2)], [(0.3, 2, 2), (0.7, None, 1)], [(0.6, 3, 1), (0.4, 4, 2)]]
+    exact = enumerate_futures(jobs)
+    sampled = sample_futures(jobs, 1476, np.random.default_rng(7))
+    tabs = []
+    for starts, durs, w in (exact, sampled):
+        loads = load_paths([1, 1, 1], starts, durs, tau=1, horizon=8, capacity=2)
+        tabs.append(np.stack([failure_table(loads, w, d, 2, 3) for d in (1, 2)]))
+    assert np.max(np.abs(tabs[0] - tabs[1])) <= 0.05
+    for t in tabs:  # CRN: monotone in l and d without closure
+        assert np.all(np.diff(t, axis=2) >= 0) and np.all(np.diff(t, axis=0) >= 0)
