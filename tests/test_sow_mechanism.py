@@ -1,9 +1,12 @@
 """SoW mechanism: LIFO eviction (spec §3.3, test oracle T1)."""
 
+import math
+
 import numpy as np
 
 from mlsched.online.sow import (
     ExpPrices, best_start, group_gains, interval_prices, lifo_removals_prefix, lifo_removals_sequential)
+from mlsched.online.sow.reduction import Reduction
 from mlsched.online.sow.oracle import (
     enumerate_futures, failure_table, lemma_f1_samples, load_paths, sample_futures, threshold_closure)
 
@@ -122,3 +125,30 @@ def test_sampled_oracle_is_monotone_and_close_to_exact() -> None:
     assert np.max(np.abs(tabs[0] - tabs[1])) <= 0.05
     for t in tabs:  # CRN: monotone in l and d without closure
         assert np.all(np.diff(t, axis=2) >= 0) and np.all(np.diff(t, axis=0) >= 0)
+
+
+def test_reduction_constants() -> None:
+    red = Reduction(capacity=6, d_max=1, max_duration=2, delta_window=3, eps=0.2)
+    assert abs(red.relaxed_capacity - 5.0) < 1e-12
+    assert (red.accuracy, red.confidence, red.threshold) == (0.05, 0.05, 0.1)
+    assert red.samples == lemma_f1_samples(3, 2, 0.05, 0.05)
+    dp = 5 / 5 - 1  # (C - d_max) / C' - 1 = 0 -> no concentration
+    assert dp == 0 and red.eta == 1.0 and not red.capacity_condition
+    big = Reduction(capacity=10_000, d_max=2, max_duration=4, delta_window=10, eps=0.2)
+    cp = 10_000 / 1.2
+    dpb = (10_000 - 2) / cp - 1
+    assert abs(big.eta - math.exp(-dpb ** 2 * (cp / 2) / (2 + dpb))) < 1e-15
+
+
+def test_capacity_condition_gives_b_switch_at_most_eps() -> None:
+    # Thm 4.1 derivation: under the condition, B_switch <= 3 eps / 4 + zeta = eps.
+    for eps in (0.05, 0.1, 0.2, 0.5, 1.0):
+        for d_max in (1, 2, 4):
+            for window in (2, 10, 50):
+                need = max(4 * d_max / eps, 24 * d_max * math.log(16 * window ** 2 / (3 * eps * eps)) / eps ** 2)
+                c = math.ceil(need)
+                red = Reduction(capacity=c, d_max=d_max, max_duration=3, delta_window=window, eps=eps)
+                assert red.capacity_condition
+                assert red.b_switch <= eps + 1e-12
+                assert not Reduction(capacity=c - 1, d_max=d_max, max_duration=3, delta_window=window,
+                                     eps=eps).capacity_condition
