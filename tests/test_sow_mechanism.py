@@ -152,3 +152,24 @@ def test_capacity_condition_gives_b_switch_at_most_eps() -> None:
                 assert red.b_switch <= eps + 1e-12
                 assert not Reduction(capacity=c - 1, d_max=d_max, max_duration=3, delta_window=window,
                                      eps=eps).capacity_condition
+
+
+def test_section_3_4_counterexample_overreporting_width_pays_with_constant_signal() -> None:
+    # C = 2, D = 3, Delta = 4, 1 per node-round. J1 (d = 1) runs at round 3 for sure. J2 born 1,
+    # d = 1, a = 1, l in {1, 3} w.p. 1/2 (sigma constant), v(1) = 10 else 0.
+    starts, durs, weights = enumerate_futures([[(1.0, 3, 1)]])
+    loads = load_paths([1], starts, durs, tau=1, horizon=8, capacity=2)
+    value = np.zeros(9)
+    value[1] = 10.0
+    utilities = {}
+    for width in (1, 2):
+        q = np.zeros((8, 3))
+        q[1:, :] = failure_table(loads, weights, width, 2, 3)[:7]  # row index = absolute round
+        price = interval_prices(np.ones(8), width, 3)
+        s, gain = best_start(1, [1, 3], [0.5, 0.5], 4, value, price, q)
+        assert s == 1
+        # exact oracle: the estimated utility of the plan is the true expected utility at this width
+        utilities[width] = sum(w * (1 - q[s, l - 1]) * (value[s + l - 1] - price[s, l - 1])
+                               for l, w in ((1, 0.5), (3, 0.5)))
+        assert abs(gain - utilities[width]) < 1e-12
+    assert abs(utilities[1] - 3.0) < 1e-12 and abs(utilities[2] - 4.0) < 1e-12
