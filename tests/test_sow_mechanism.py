@@ -173,3 +173,28 @@ def test_section_3_4_counterexample_overreporting_width_pays_with_constant_signa
                                for l, w in ((1, 0.5), (3, 0.5)))
         assert abs(gain - utilities[width]) < 1e-12
     assert abs(utilities[1] - 3.0) < 1e-12 and abs(utilities[2] - 4.0) < 1e-12
+
+
+def test_t7_sampled_oracle_accuracy_over_200_births() -> None:
+    # Delta = 10, D = 4, gamma = zeta = 0.05 -> M = 1476; any error > gamma in at most
+    # zeta + 3 sqrt(zeta (1 - zeta) / 200) of the births.
+    window, dur, gamma, zeta = 10, 4, 0.05, 0.05
+    m = lemma_f1_samples(window, dur, gamma, zeta)
+    rng = np.random.default_rng(11)
+    bad = 0
+    for _ in range(200):
+        capacity = int(rng.integers(2, 4))
+        widths = rng.integers(1, 3, size=int(rng.integers(1, 5)))
+        jobs = []
+        for _ in widths:
+            k = int(rng.integers(1, 4))
+            probs = rng.dirichlet(np.ones(k))
+            jobs.append([(float(p), None if rng.random() < 0.15 else int(rng.integers(1, window + 1)),
+                          int(rng.integers(1, dur + 1))) for p in probs])
+        tables = []
+        for futures in (enumerate_futures(jobs), sample_futures(jobs, m, rng)):
+            loads = load_paths(widths, futures[0], futures[1], tau=1, horizon=1 + window + dur, capacity=capacity)
+            tables.append(np.stack([failure_table(loads, futures[2], d, capacity, dur)[:window] for d in (1, 2)]))
+            assert np.all(np.diff(tables[-1], axis=2) >= 0) and np.all(np.diff(tables[-1], axis=0) >= 0)
+        bad += bool(np.max(np.abs(tables[0] - tables[1])) > gamma)
+    assert bad / 200 <= zeta + 3 * math.sqrt(zeta * (1 - zeta) / 200)
