@@ -6,6 +6,7 @@ import numpy as np
 
 from mlsched.online.sow import (
     ExpPrices, best_start, group_gains, interval_prices, lifo_removals_prefix, lifo_removals_sequential)
+from mlsched.online.sow.bundles import BundleMenu, fua_violations
 from mlsched.online.sow.reduction import Reduction
 from mlsched.online.sow.oracle import (
     enumerate_futures, failure_table, lemma_f1_samples, load_paths, sample_futures, threshold_closure)
@@ -198,3 +199,28 @@ def test_t7_sampled_oracle_accuracy_over_200_births() -> None:
             assert np.all(np.diff(tables[-1], axis=2) >= 0) and np.all(np.diff(tables[-1], axis=0) >= 0)
         bad += bool(np.max(np.abs(tables[0] - tables[1])) > gamma)
     assert bad / 200 <= zeta + 3 * math.sqrt(zeta * (1 - zeta) / 200)
+
+
+def test_t10_fua_checker_and_single_bundle_menu() -> None:
+    n = np.array([[0.0, 1.0, 1.0]])  # rounds {1, 2}, d_max = 1
+    good = [(0, 1, 1, 0.5), (0, 2, 2, 0.5)]
+    assert fua_violations(n, good, d_max=1, supply=1) == []
+    assert [p[:2] for p in fua_violations(n, [(0, 1, 2, 0.6), (0, 2, 2, 0.5)], 1, 1)] == ["F1", "F2"]
+    assert [p[:2] for p in fua_violations(np.array([[0.0, 1.0, 0.5]]), [(0, 1, 1, 0.5)], 1, 1)] == ["F3"]
+    assert fua_violations(np.array([[0.0, 1.0, 1.0], [0.0, 1.0, 0.0]]), [], 1, 1)[0].startswith("supply")
+    menu = BundleMenu.from_fua(n, values=[4.0], weights=[1.0], d_max=1)  # V_k = 0.5*4 + 0.5*4
+    assert menu.rho.tolist() == [2.0]
+    assert menu.price(1, 1, 1) == 2.0 and menu.price(1, 1, 2) == 2.0 and menu.price(0, 1, 1) == np.inf
+    assert menu.charge([(1, 1, 1.0)]) == [0]
+    assert menu.fill.tolist() == [1.0] and menu.price(1, 1, 1) == np.inf
+    assert BundleMenu.from_fua(n, [4.0], [1.0], d_max=2, by_weight=False).rho.tolist() == [1.0]
+
+
+def test_bundle_menu_cheapest_feasible_and_pre_job_fills() -> None:
+    present = np.array([[True, True, True], [True, True, False], [True, True, True]])
+    menu = BundleMenu(present=present, rho=np.array([3.0, 1.0, 1.0]), d_max=2)
+    assert menu.cheapest(0, 1) == 1 and menu.cheapest(0, 2) == 2
+    # one job, two tasks, both charged against fills as of before the job
+    assert menu.charge([(0, 1, 1.5), (0, 0, 1.0)]) == [1, 1]
+    assert menu.fill.tolist() == [0.0, 2.5, 0.0] and menu.cheapest(0, 1) == 2
+    assert menu.fill.max() <= 2 * menu.d_max
