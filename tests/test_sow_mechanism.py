@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 from mlsched.online.sow import (
     ExpPrices, best_start, group_gains, interval_prices, lifo_removals_prefix, lifo_removals_sequential)
@@ -224,3 +225,40 @@ def test_bundle_menu_cheapest_feasible_and_pre_job_fills() -> None:
     assert menu.charge([(0, 1, 1.5), (0, 0, 1.0)]) == [1, 1]
     assert menu.fill.tolist() == [0.0, 2.5, 0.0] and menu.cheapest(0, 1) == 2
     assert menu.fill.max() <= 2 * menu.d_max
+
+
+def test_t2_truthful_plan_and_misreports_under_fixed_menu() -> None:
+    # J2's true SoW: a = 2, l = 1, v(c) = 4 for c <= 4 else 0 (Delta = 4, born 1); menu 1 per node-round.
+    starts, durs, weights = enumerate_futures([[(0.5, 2, 1), (0.5, 3, 1)]])
+    loads = load_paths([1], starts, durs, tau=1, horizon=8, capacity=1)
+    fail = {}
+    for width in (1, 2):
+        q = np.zeros((8, 2))
+        q[1:] = failure_table(loads, weights, width, 1, 2)[:7]
+        fail[width] = q
+    true_v = np.array([4.0 if c <= 4 else 0.0 for c in range(10)])
+
+    def plan_and_true_utility(width: int, value: npt.NDArray[np.float64],
+                              support: list[tuple[int, int, float]]) -> tuple[int | None, float]:
+        price = interval_prices(np.ones(8), width, 2)
+        group = [(l, w) for a, l, w in support if a == 2]
+        if not group:  # realization outside the reported support: not launched
+            return None, 0.0
+        s, _ = best_start(2, [g[0] for g in group], [g[1] for g in group], 4, value, price, fail[width])
+        if s is None:
+            return None, 0.0
+        return s, (1 - fail[width][s, 0]) * (true_v[s] - price[s, 0])
+
+    s, truthful = plan_and_true_utility(1, true_v, [(2, 1, 1.0)])
+    assert s == 4 and abs(truthful - 3.0) < 1e-12
+    price = interval_prices(np.ones(8), 1, 2)
+    gains = group_gains(2, [1], [1.0], 4, true_v, price, fail[1])
+    assert np.allclose(gains, [1.5, 1.5, 3.0])
+    values = [true_v, 2 * true_v, true_v / 2] + [np.array([4.0 if c <= k else 0.0 for c in range(10)])
+                                                 for k in range(1, 5)]
+    supports = [[(2, 1, 1.0)], [(1, 1, 1.0)], [(3, 1, 1.0)], [(2, 2, 1.0)],
+                [(2, 1, 0.5), (2, 2, 0.5)], [(1, 1, 0.25), (2, 1, 0.25), (3, 1, 0.25), (4, 1, 0.25)]]
+    for width in (1, 2):
+        for value in values:
+            for support in supports:
+                assert plan_and_true_utility(width, value, support)[1] <= truthful + 1e-9
