@@ -6,7 +6,8 @@ import numpy as np
 import numpy.typing as npt
 
 from mlsched.online.sow import (
-    ExpPrices, best_start, group_gains, interval_prices, lifo_removals_prefix, lifo_removals_sequential)
+    ExpPrices, best_start, group_gains, interval_prices, launch_plan, lifo_removals_prefix,
+    lifo_removals_sequential, relaxed_usage)
 from mlsched.online.sow.bundles import BundleMenu, fua_violations
 from mlsched.online.sow.reduction import Reduction
 from mlsched.online.sow.oracle import (
@@ -262,3 +263,30 @@ def test_t2_truthful_plan_and_misreports_under_fixed_menu() -> None:
         for value in values:
             for support in supports:
                 assert plan_and_true_utility(width, value, support)[1] <= truthful + 1e-9
+
+
+def test_launch_plan_groups_by_signal_and_relaxed_usage() -> None:
+    value = np.array([0.0, 10.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    price = interval_prices(np.ones(7), 1, 3)
+    zero = np.zeros_like(price)
+    support = ([1, 1], [1, 3], [0.5, 0.5])
+    plan, u = launch_plan(support[0], support[1], [1, 3], support[2], 4, value, price, zero)  # sigma = l
+    assert plan == {(1, 1): 1, (1, 3): None} and abs(u - 4.5) < 1e-12
+    assert relaxed_usage(plan, support[0], support[1], [1, 3], support[2], 2, 6).tolist() == [0, 1, 0, 0, 0, 0]
+    plan, u = launch_plan(support[0], support[1], [0, 0], support[2], 4, value, price, zero)  # sigma const
+    assert plan == {(1, 0): 1} and abs(u - 3.0) < 1e-12
+    assert relaxed_usage(plan, support[0], support[1], [0, 0], support[2], 1, 6).tolist() == [0, 1, 0.5, 0.5, 0, 0]
+
+
+def test_t3_through_plans_and_relaxed_usage() -> None:
+    alg = ExpPrices(capacity=5.0, d_max=1, max_duration=2, max_value=4.0)
+    value = np.array([4.0 if c <= 3 else 0.0 for c in range(8)])
+    usage = np.zeros(6)
+    plans = []
+    for _ in range(9):
+        price = interval_prices(alg.unit(usage), 1, 2)
+        plan, _u = launch_plan([2], [1], [1], [1.0], 3, value, price, np.zeros_like(price))
+        plans.append(plan[(2, 1)])
+        usage += relaxed_usage(plan, [2], [1], [1], [1.0], 1, 6)
+        assert usage.max() <= alg.capacity
+    assert plans == [2, 3, 2, 3, 2, 3, 2, 3, None] and usage.tolist() == [0, 0, 4, 4, 0, 0]

@@ -42,3 +42,32 @@ def best_start(arrival: int, durations: Sequence[int], probs: Sequence[float], l
     if not gains[k] > LAUNCH_THRESHOLD:
         return None, 0.0
     return arrival + k, float(gains[k])
+
+
+def launch_plan(arrivals: Sequence[int], durations: Sequence[int], signals: Sequence[int],
+                probs: Sequence[float], last_start: int, value: npt.NDArray[np.float64],
+                price: npt.NDArray[np.float64], fail: npt.NDArray[np.float64]
+                ) -> tuple[dict[tuple[int, int], int | None], float]:
+    """Plan (2) over the groups (a, sigma) of a support, and its estimated utility U_hat (1)."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for k, key in enumerate(zip(arrivals, signals, strict=True)):
+        groups.setdefault((int(key[0]), int(key[1])), []).append(k)
+    plan: dict[tuple[int, int], int | None] = {}
+    total = 0.0
+    for (a, sig), ks in sorted(groups.items()):
+        s, gain = best_start(a, [durations[k] for k in ks], [probs[k] for k in ks], last_start, value, price, fail)
+        plan[(a, sig)] = s
+        total += gain
+    return plan, total
+
+
+def relaxed_usage(plan: dict[tuple[int, int], int | None], arrivals: Sequence[int], durations: Sequence[int],
+                  signals: Sequence[int], probs: Sequence[float], width: int, horizon: int
+                  ) -> npt.NDArray[np.float64]:
+    """x(pi)_t = sum_k w_k d 1[pi(a_k, sigma_k) <= t <= pi(a_k, sigma_k) + l_k - 1] for t < horizon."""
+    x = np.zeros(horizon)
+    for a, l, sig, w in zip(arrivals, durations, signals, probs, strict=True):
+        s = plan.get((int(a), int(sig)))
+        if s is not None:
+            x[s:s + l] += w * width
+    return x
