@@ -9,6 +9,7 @@ from mlsched.online.sow import (
     ExpPrices, best_start, group_gains, interval_prices, launch_plan, lifo_removals_prefix,
     lifo_removals_sequential, relaxed_usage)
 from mlsched.online.sow.bundles import BundleMenu, fua_violations
+from mlsched.online.sow.launch import is_switched, relaxed_utility
 from mlsched.online.sow.reduction import Reduction
 from mlsched.online.sow.oracle import (
     enumerate_futures, failure_table, lemma_f1_samples, load_paths, sample_futures, threshold_closure)
@@ -290,3 +291,34 @@ def test_t3_through_plans_and_relaxed_usage() -> None:
         usage += relaxed_usage(plan, [2], [1], [1], [1.0], 1, 6)
         assert usage.max() <= alg.capacity
     assert plans == [2, 3, 2, 3, 2, 3, 2, 3, None] and usage.tolist() == [0, 0, 4, 4, 0, 0]
+
+
+def test_t6_claim_4_2_zero_estimates_never_switch() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        k = int(rng.integers(1, 4))
+        arrivals = rng.integers(1, 4, size=k).tolist()
+        durations = rng.integers(1, 3, size=k).tolist()
+        signals = durations if rng.random() < 0.5 else [0] * k
+        probs = rng.dirichlet(np.ones(k)).tolist()
+        value = np.where(np.arange(9) <= int(rng.integers(2, 6)), float(rng.integers(1, 5)), 0.0)
+        price = interval_prices(rng.random(9) * 2, 1, 2)
+        price[int(rng.integers(0, 9)), :] = np.inf
+        zero = np.zeros_like(price)
+        plan, u = launch_plan(arrivals, durations, signals, probs, 5, value, price, zero)
+        assert not is_switched(plan, arrivals, durations, signals, probs, 5, value, price)
+        assert abs(u - relaxed_utility(plan, arrivals, durations, signals, probs, value, price)) < 1e-9
+        fail = rng.random(price.shape) * (rng.random(price.shape) < 0.5)
+        plan_q, _ = launch_plan(arrivals, durations, signals, probs, 5, value, price, fail)
+        if is_switched(plan_q, arrivals, durations, signals, probs, 5, value, price):
+            assert fail.any() and plan_q != plan
+
+
+def test_switched_when_failure_estimates_move_the_plan() -> None:
+    value = np.array([0.0, 0.0, 5.0, 5.0, 0.0])
+    price = interval_prices(np.array([0.0, 0.0, 1.0, 2.0, 2.0]), 1, 1)
+    fail = np.zeros_like(price)
+    fail[2, 0] = 0.9  # the cheap start 2 is risky -> plan moves to 3
+    plan, _ = launch_plan([2], [1], [1], [1.0], 3, value, price, fail)
+    assert plan == {(2, 1): 3}
+    assert is_switched(plan, [2], [1], [1], [1.0], 3, value, price)

@@ -71,3 +71,25 @@ def relaxed_usage(plan: dict[tuple[int, int], int | None], arrivals: Sequence[in
         if s is not None:
             x[s:s + l] += w * width
     return x
+
+
+def relaxed_utility(plan: dict[tuple[int, int], int | None], arrivals: Sequence[int], durations: Sequence[int],
+                    signals: Sequence[int], probs: Sequence[float], value: npt.NDArray[np.float64],
+                    price: npt.NDArray[np.float64]) -> float:
+    """v(x(pi)) - P(x(pi)): the plan's utility in the relaxed problem (no failures)."""
+    total = 0.0
+    for a, l, sig, w in zip(arrivals, durations, signals, probs, strict=True):
+        s = plan.get((int(a), int(sig)))
+        if s is not None:
+            c = s + l - 1
+            total += -np.inf if np.isinf(price[s, l - 1]) else w * ((value[c] if c < value.shape[0] else 0.0)
+                                                                     - price[s, l - 1])
+    return total
+
+
+def is_switched(plan: dict[tuple[int, int], int | None], arrivals: Sequence[int], durations: Sequence[int],
+                signals: Sequence[int], probs: Sequence[float], last_start: int,
+                value: npt.NDArray[np.float64], price: npt.NDArray[np.float64]) -> bool:
+    """switched_j: the plan's relaxed utility is below the relaxed optimum (5) by more than 1e-9."""
+    _, best = launch_plan(arrivals, durations, signals, probs, last_start, value, price, np.zeros_like(price))
+    return relaxed_utility(plan, arrivals, durations, signals, probs, value, price) < best - 1e-9
