@@ -322,3 +322,40 @@ def test_switched_when_failure_estimates_move_the_plan() -> None:
     plan, _ = launch_plan([2], [1], [1], [1.0], 3, value, price, fail)
     assert plan == {(2, 1): 3}
     assert is_switched(plan, [2], [1], [1], [1.0], 3, value, price)
+
+
+def test_t8_exponential_prices_invariants_sigma_l() -> None:
+    rng = np.random.default_rng(8)
+    for _ in range(40):
+        d_max, dur, vmax = int(rng.integers(1, 3)), 2, 4.0
+        alg = ExpPrices(capacity=float(rng.integers(6, 12)) * d_max, d_max=d_max, max_duration=dur, max_value=vmax)
+        assert alg.capacity_condition
+        horizon, window = 12, 4
+        usage = np.zeros(horizon)
+        welfare = 0.0
+        previous = {d: interval_prices(alg.unit(usage), d, dur) for d in range(1, d_max + 1)}
+        for _ in range(int(rng.integers(5, 40))):
+            birth = int(rng.integers(1, horizon - window - dur))
+            width = int(rng.integers(1, d_max + 1))
+            k = int(rng.integers(1, 4))
+            arrivals = (birth + rng.integers(0, 3, size=k)).tolist()
+            durations = rng.integers(1, dur + 1, size=k).tolist()
+            probs = rng.dirichlet(np.ones(k)).tolist()
+            value = np.where(np.arange(horizon + dur) <= birth + window - 1, float(rng.integers(1, 5)), 0.0)
+            tables = {d: interval_prices(alg.unit(usage), d, dur) for d in range(1, d_max + 1)}
+            for d in tables:  # monotone in tau (usage only grows), in l and in d
+                assert np.all(tables[d] >= previous[d] - 1e-12)
+                assert np.all(np.diff(tables[d][:-dur], axis=1) >= 0)
+                if d > 1:
+                    assert np.all(tables[d] >= tables[d - 1])
+            previous = tables
+            price = tables[width]
+            plan, u = launch_plan(arrivals, durations, durations, probs, birth + window - 1, value, price,
+                                  np.zeros_like(price))
+            assert u >= 0
+            usage += relaxed_usage(plan, arrivals, durations, durations, probs, width, horizon)
+            assert usage.max() <= alg.capacity + 1e-9
+            welfare += sum(w * value[plan[(a, l)] + l - 1] for a, l, w in zip(arrivals, durations, probs, strict=True)
+                           if plan[(a, l)] is not None)
+        pbar = alg.L * np.power(alg.base, usage / alg.capacity)
+        assert welfare >= alg.capacity / (2 * np.log(alg.base)) * float(np.sum(pbar - alg.L)) - 1e-9
