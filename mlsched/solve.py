@@ -135,6 +135,7 @@ def solve(
     threads: int | None = None,
     mip_gap: float = 0.0,
     warm_start: bool = False,
+    node_limit: int | None = None,
 ) -> SolveReport:
     """Solve ``built`` with HiGHS; optionally cross-certify with an independent solver.
 
@@ -146,6 +147,8 @@ def solve(
 
     ``mip_gap`` > 0 lets HiGHS stop at that relative gap (heuristic uses such as the Dorm
     baseline); such a solve is reported FEASIBLE unless its gap is within EXACT_REL_GAP.
+    ``node_limit`` stops the branch-and-bound after that many nodes: unlike a time limit, the
+    same model then gives the same answer on any machine.
     """
     if time_limit is not None and not time_limit > 0:
         raise UsageError(f"time limit must be > 0 seconds, got {time_limit}")
@@ -157,6 +160,8 @@ def solve(
     options: dict[str, Any] = {"mip_rel_gap": mip_gap, "mip_abs_gap": 0.0, "presolve": "on" if presolve else "off"}
     if threads is not None:
         options["threads"] = threads
+    if node_limit is not None:
+        options["mip_max_nodes"] = node_limit
     solver = _HighsWithStart() if warm_start else Highs()
     tick = time.perf_counter()
     try:

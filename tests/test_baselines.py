@@ -19,7 +19,7 @@ from mlsched.baselines import BASELINES, DRF, FIFO, RRH, Dorm
 from mlsched.baselines.drf import progressive_filling
 from mlsched.baselines.fixed_counts import draw_fixed_counts
 from mlsched.baselines.placement import RoundRobin, cyclic_fill
-from mlsched.instance import ClusterJobsInstance
+from mlsched.instance import ClusterJobsInstance, load
 from mlsched.instance.cluster_jobs import EPS
 from mlsched.instance.generators import generate_oasis
 from mlsched.metrics import job_utilities, total_utility
@@ -253,3 +253,23 @@ def test_baseline_schedules_are_feasible_event_driven_and_scored_by_completion(i
             for i in range(n_jobs):
                 slots = np.flatnonzero(y[i])
                 assert slots.size == 0 or slots[-1] - slots[0] + 1 == slots.size
+
+
+def test_dorm_stops_on_a_deterministic_limit(monkeypatch):
+    """Dorm's per-event programs stop on a node count, never on wall-clock time, so the same seed
+    gives the same run on any machine (a loaded machine once gave 268.45 and 327.21)."""
+    import mlsched.baselines.dorm as dorm_module
+
+    seen = []
+    real = dorm_module.solve
+
+    def recording(built, **kwargs):
+        seen.append(kwargs)
+        return real(built, **kwargs)
+
+    monkeypatch.setattr(dorm_module, "solve", recording)
+    inst = load("oasis/fig5-small-seed0")
+    first = sim.run(inst, Dorm()).schedule
+    assert seen and all(k["time_limit"] is None and k["node_limit"] == dorm_module.NODE_LIMIT for k in seen)
+    again = sim.run(inst, Dorm()).schedule
+    assert np.array_equal(first.workers, again.workers) and np.array_equal(first.ps, again.ps)
