@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("solve", help="solve the exact program (or its LP relaxation); also .lp/.mps files")
     s.add_argument("file")
     s.add_argument("--system", help="system whose program to solve (default: by instance family)")
-    s.add_argument("--variant", help="program variant (OASiS: paper | chunk; default paper)")
+    s.add_argument("--variant", help="program variant (OASiS: paper | chunk; Astraea: admission | all-jobs | ub-pool; default the first)")
     s.add_argument("--relax", action="store_true", help="solve the LP relaxation (an upper bound)")
     s.add_argument("--time-limit", type=_positive_float, metavar="S", help="seconds; returns incumbent, bound and gap")
     s.add_argument("--verify", action=argparse.BooleanOptionalAction, default=None,
