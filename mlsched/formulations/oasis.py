@@ -6,7 +6,7 @@ Cluster: worker servers h with capacity c_h^r, PS servers k with c_k^r, slots t 
 
 Variables (created only for t >= a_i, which enforces (9) and (10)):
   x_i in {0,1}           admit job i                                  (11)
-  u_i(t) in {0,1}        job i's declared completion slot is t        [linearizes (8)]
+  u_i(t) in {0,1}        job i's declared completion slot is t, t >= t_i^min  [linearizes (8)]
   y_ih(t) in Z+          workers of job i on worker server h in slot t (12)
   z_ik(t) in Z+          PS of job i on PS server k in slot t          (13)
   d_i(t) in Z+           chunk-passes of job i in slot t (variant "chunk" only)
@@ -23,6 +23,11 @@ Constraints:
   (6)       b_i sum_h y_ih(t) <= B_i sum_k z_ik(t)                    PS bandwidth covers workers
   (7)       sum_k z_ik(t) <= sum_h y_ih(t)                            no more PS than workers
 Valid bounds: y_ih(t) <= min(N_i, min_r floor(c_h^r / w_i^r)), z_ik(t) likewise.
+Earliest completion: a job runs at most rho_i = min(N_i, sum_h ybar_ih, floor(B_i/b_i sum_k zbar_ik))
+workers per slot ((3), the per-server bounds, (6)), so it cannot complete before
+t_i^min = a_i + ceil(Theta_i / rho_i) - 1 (under "chunk": E_i N_i passes at floor(rho_i / W_i) per
+slot), so u_i(t) exists only for t >= t_i^min. Valid for every schedule; it removes the LP relaxation's
+fractional early completions (30 jobs x 30 slots, seed 3: LP bound 925.5 -> 781.7).
 
 If u_i(t) = 1, no worker runs after t, so t >= the true completion slot t_hat and, f_i being
 non-increasing, the optimum picks t = t_hat: the MILP optimum equals OPT of (1) ("OPT_paper").
@@ -57,6 +62,24 @@ def per_server_cap(demand: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(cap), cap, 1e9)
 
 
+def earliest_completion(instance: ClusterJobsInstance, ycap: np.ndarray, zcap: np.ndarray,
+                        variant: str = "paper") -> np.ndarray:
+    """t_i^min of the module docstring per job (horizon + 1 where job i cannot complete at all)."""
+    chunks = np.array([j.chunks for j in instance.jobs], dtype=float)
+    bandwidth_ratio = np.array([j.ps_bandwidth / j.worker_bandwidth for j in instance.jobs])
+    rate = np.minimum(np.minimum(chunks, ycap.sum(axis=1)),
+                      np.floor(bandwidth_ratio * zcap.sum(axis=1) + EPS))
+    if variant == "chunk":
+        need = np.array([j.epochs * j.chunks for j in instance.jobs], dtype=float)
+        rate = np.floor(rate / instance.chunk_time + EPS)
+    else:
+        need = instance.workload
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slots = np.where(rate > 0, np.ceil(need / np.where(rate > 0, rate, 1.0) - EPS), np.inf)
+    first = np.asarray(instance.arrival, dtype=float) + np.maximum(slots, 1.0) - 1.0
+    return np.minimum(first, instance.horizon + 1).astype(np.int64)
+
+
 def build(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool = False) -> Built:
     """Build the OPT_paper or OPT_chunk MILP (or its LP relaxation) of ``instance``."""
     if variant not in VARIANTS:
@@ -79,7 +102,9 @@ def build(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool 
     binary = pyo.UnitInterval if relax else pyo.Binary
     integer = pyo.NonNegativeReals if relax else pyo.NonNegativeIntegers
     m.x = pyo.Var(jobs, domain=binary)
-    m.u = pyo.Var(it, domain=binary)
+    t_min = earliest_completion(inst, ycap, zcap, variant)
+    done_slots = {i: range(max(inst.jobs[i].arrival, int(t_min[i])), horizon + 1) for i in jobs}
+    m.u = pyo.Var([(i, t) for i in jobs for t in done_slots[i]], domain=binary)
     m.y = pyo.Var(iht, domain=integer, bounds=lambda _, i, h, t: (0, ycap[i, h]))
     m.z = pyo.Var(ikt, domain=integer, bounds=lambda _, i, k, t: (0, zcap[i, k]))
 
@@ -93,10 +118,10 @@ def build(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool 
     ps = {key: sum(v) for key, v in z_of.items()}
 
     m.obj = pyo.Objective(
-        expr=sum(float(inst.jobs[i].utility.value(t - inst.jobs[i].arrival)) * m.u[i, t] for i, t in it),
+        expr=sum(float(inst.jobs[i].utility.value(t - inst.jobs[i].arrival)) * var for (i, t), var in m.u.items()),
         sense=pyo.maximize,
     )
-    m.assign = pyo.Constraint(jobs, rule=lambda _, i: sum(m.u[i, t] for t in slots[i]) == m.x[i])
+    m.assign = pyo.Constraint(jobs, rule=lambda _, i: sum(m.u[i, t] for t in done_slots[i]) == m.x[i])
     if variant == "paper":
         m.work = pyo.Constraint(jobs, rule=lambda _, i: sum(workers[i, t] for t in slots[i])
                                 >= float(inst.workload[i]) * m.x[i])
@@ -106,8 +131,8 @@ def build(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool 
                                   == inst.jobs[i].epochs * inst.jobs[i].chunks * m.x[i])
         m.chunk_workers = pyo.Constraint(it, rule=lambda _, i, t: workers[i, t]
                                          >= float(inst.chunk_time[i]) * m.d[i, t])
-    m.last = pyo.Constraint(it, rule=lambda _, i, t: workers[i, t]
-                            <= inst.jobs[i].chunks * sum(m.u[i, s] for s in range(t, horizon + 1)))
+    m.last = pyo.Constraint(it, rule=lambda _, i, t: row(workers[i, t] <= inst.jobs[i].chunks * sum(
+        m.u[i, s] for s in done_slots[i] if s >= t)))
     m.bandwidth = pyo.Constraint(it, rule=lambda _, i, t: row(inst.jobs[i].worker_bandwidth * workers[i, t]
                                                                <= inst.jobs[i].ps_bandwidth * ps[i, t]))
     m.ps_le_workers = pyo.Constraint(it, rule=lambda _, i, t: row(ps[i, t] <= workers[i, t]))

@@ -1,10 +1,11 @@
 r"""The OASiS MILP of :mod:`mlsched.formulations.oasis` built straight into arrays for HiGHS.
 
 Same variables, rows, bounds and objective as the Pyomo model (see that module's docstring for
-the math, eq. (1)-(13) with the "paper" (2) and "chunk" (2c) workload rows); the Pyomo model stays
+the math, eq. (1)-(13) with the "paper" (2) and "chunk" (2c) workload rows and the earliest-completion
+bounds on u); the Pyomo model stays
 the public, inspectable form, this builder exists because Pyomo needs about 18 s and 400 MB to
 build a 100-job, 100-slot instance that numpy assembles in well under a second. Columns, in order:
-x_i; u_i(t) for t >= a_i; y_ih(t) where y's bound min(N_i, per-server cap) >= 1; z_ik(t) likewise;
+x_i; u_i(t) for t >= max(a_i, t_i^min); y_ih(t) where y's bound min(N_i, per-server cap) >= 1; z_ik(t) likewise;
 d_i(t) ("chunk" only). Rows are those of the Pyomo model; rows between constants that always hold
 are left out, and a false one makes the model infeasible exactly as there.
 """
@@ -18,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlsched.errors import UsageError
-from mlsched.formulations.oasis import VARIANTS, chunk_passes, per_server_cap
+from mlsched.formulations.oasis import VARIANTS, chunk_passes, earliest_completion, per_server_cap
 from mlsched.instance import ClusterJobsInstance
 from mlsched.instance.cluster_jobs import EPS
 from mlsched.sim.schedule import ClusterSchedule
@@ -117,9 +118,10 @@ def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax
         next_col += count
         return index, count
 
-    u_index, n_u = columns(alive)
-    ui, ut = np.nonzero(alive)
-    cost.append(np.concatenate([np.asarray(inst.jobs[i].utility.value(slot[alive[i]] - arrival[i]), dtype=float)
+    can_finish = alive & (slot[None, :] >= earliest_completion(inst, ycap, zcap, variant)[:, None])
+    u_index, n_u = columns(can_finish)
+    ui, ut = np.nonzero(can_finish)
+    cost.append(np.concatenate([np.asarray(inst.jobs[i].utility.value(slot[can_finish[i]] - arrival[i]), dtype=float)
                                 for i in range(n_jobs)]))
     lower.append(np.zeros(n_u))
     upper.append(np.ones(n_u))
@@ -137,11 +139,12 @@ def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax
     lower.append(np.zeros(n_z))
     upper.append(zcap[zi, zk].astype(float))
     d_index = np.full((n_jobs, horizon), -1, dtype=np.int64)
+    ai, at = np.nonzero(alive)
     if variant == "chunk":
         d_index, n_d = columns(alive)
         cost.append(np.zeros(n_d))
         lower.append(np.zeros(n_d))
-        upper.append(passes_needed[ui])
+        upper.append(passes_needed[ai])
 
     rows = _Rows()
     jobs = np.arange(n_jobs)
@@ -158,15 +161,23 @@ def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax
                  np.zeros(n_jobs), np.full(n_jobs, np.inf))
     else:
         # (2c) sum_t d_i(t) - E_i N_i x_i = 0;  sum_h y_ih(t) - W_i d_i(t) >= 0
-        rows.add(np.concatenate([ui, jobs]), np.concatenate([d_index[ui, ut], jobs]),
-                 np.concatenate([np.ones(n_u), -passes_needed]), np.zeros(n_jobs), np.zeros(n_jobs))
-        rows.add(np.concatenate([it_row[yi, yt], it_row[ui, ut]]), np.concatenate([y_index[yi, yt, yh], d_index[ui, ut]]),
-                 np.concatenate([np.ones(n_y), -inst.chunk_time[ui]]), np.zeros(n_it), np.full(n_it, np.inf))
-    # (3)+(8) sum_h y_ih(t) - N_i sum_{s >= t} u_i(s) <= 0
+        rows.add(np.concatenate([ai, jobs]), np.concatenate([d_index[ai, at], jobs]),
+                 np.concatenate([np.ones(n_d), -passes_needed]), np.zeros(n_jobs), np.zeros(n_jobs))
+        rows.add(np.concatenate([it_row[yi, yt], it_row[ai, at]]), np.concatenate([y_index[yi, yt, yh], d_index[ai, at]]),
+                 np.concatenate([np.ones(n_y), -inst.chunk_time[ai]]), np.zeros(n_it), np.full(n_it, np.inf))
+    # (3)+(8) sum_h y_ih(t) - N_i sum_{s >= t} u_i(s) <= 0, where some term exists
     later_i, later_t, later_s = _pairs_s_ge_t(alive)
-    rows.add(np.concatenate([it_row[yi, yt], it_row[later_i, later_t]]),
+    finishing = can_finish[later_i, later_s]
+    later_i, later_t, later_s = later_i[finishing], later_t[finishing], later_s[finishing]
+    has_last = np.zeros(n_it, dtype=bool)
+    has_last[it_row[yi, yt]] = True
+    has_last[it_row[later_i, later_t]] = True
+    last_row = np.full(n_it, -1, dtype=np.int64)
+    last_row[has_last] = np.arange(int(has_last.sum()))
+    n_last = int(has_last.sum())
+    rows.add(np.concatenate([last_row[it_row[yi, yt]], last_row[it_row[later_i, later_t]]]),
              np.concatenate([y_index[yi, yt, yh], u_index[later_i, later_s]]),
-             np.concatenate([np.ones(n_y), -chunks[later_i]]), np.full(n_it, -np.inf), np.zeros(n_it))
+             np.concatenate([np.ones(n_y), -chunks[later_i]]), np.full(n_last, -np.inf), np.zeros(n_last))
     # (6) b_i sum_h y - B_i sum_k z <= 0 and (7) sum_k z - sum_h y <= 0, where some term exists
     b_w = np.array([j.worker_bandwidth for j in inst.jobs])
     b_p = np.array([j.ps_bandwidth for j in inst.jobs])
