@@ -278,3 +278,63 @@ def test_bad_arguments():
     slotted = ThemisApp("s1", 0.0, ((ThemisJob(10, 1.0, 1),),), (1.0, 1.2, 1.5, 2.0))
     with pytest.raises(UsageError, match="s1"):
         build_offline(make_instance([(0, 2)], [slotted]), t_id=[1.0], slot=10.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The slotted greedy FIFO as O1's MIP start
+
+
+def _violated_rows(model, tol=1e-6):
+    import pyomo.environ as pyo
+
+    bad = [con.name for con in model.component_data_objects(pyo.Constraint, active=True)
+           if (con.has_lb() and pyo.value(con.body) < pyo.value(con.lower) - tol)
+           or (con.has_ub() and pyo.value(con.body) > pyo.value(con.upper) + tol)]
+    bad += [var.name for var in model.component_data_objects(pyo.Var, active=True)
+            if var.value is None or (var.lb is not None and var.value < var.lb - tol)
+            or (var.ub is not None and var.value > var.ub + tol)]
+    return bad
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_fifo_start_is_a_feasible_o1_solution(seed):
+    from mlsched.formulations.themis_offline import default_horizon, fifo_start, t_id_vector
+
+    machines, apps, t_id, slot, _ = random_case(seed)
+    inst = make_instance(machines, [make_app(f"a{i}", a, w, d, s, s3) for i, (a, w, d, s, s3) in enumerate(apps)])
+    data = offline_data(inst, slot=float(slot))
+    tid = [float(v) for v in t_id]
+    horizon = default_horizon(data, t_id_vector(data, tid))
+    start = fifo_start(data, horizon)
+    assert start is not None and not check_schedule(data, start)
+    built = build_offline(inst, t_id=tid, slot=float(slot), tiebreak=0.0)
+    built.load_start(start)
+    assert _violated_rows(built.model) == []
+    fifo_rho = float(np.max((start.completion - data.arrival) / np.array(tid)))
+    assert built.model.rho_max.value == pytest.approx(fifo_rho)
+    fifo_slots = int(round(start.completion.max() / float(slot)))
+    if fifo_slots > 1:                         # a horizon FIFO does not finish within gives no start
+        assert fifo_start(data, fifo_slots - 1) is None
+    result = solve_offline(inst, t_id=tid, slot=float(slot))
+    assert result.status is Status.OPTIMAL and result.max_rho <= fifo_rho + 1e-9
+
+
+def test_a_stopped_o1_solve_keeps_fifo_as_incumbent(monkeypatch):
+    """When HiGHS stops at once (no node explored), the FIFO start is the incumbent: max rho is
+    finite and at most FIFO's."""
+    import mlsched.formulations.themis_offline as offline
+
+    real_solve = offline.solve
+
+    def stopped(built, **kwargs):
+        return real_solve(built, node_limit=0, **{k: v for k, v in kwargs.items() if k != "node_limit"})
+
+    monkeypatch.setattr(offline, "solve", stopped)
+    inst = make_instance([(0, 2), (1, 2)], [make_app(f"a{i}", 5 * i, 40 + 10 * i, 2 + i % 2, 1.5, 2.0)
+                                           for i in range(5)])
+    data = offline_data(inst, slot=10.0)
+    t_id = fifo_t_id(inst, slot=10.0)
+    fifo_rho = float(np.max((fifo_completions(data) - data.arrival) / np.array(t_id)))
+    result = solve_offline(inst, t_id=t_id, slot=10.0)
+    assert result.max_rho is not None and result.max_rho <= fifo_rho + 1e-9
+    assert result.bound is None or result.bound <= result.max_rho + 1e-9

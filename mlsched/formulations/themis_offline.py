@@ -402,9 +402,46 @@ def build_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
             gpus[i, horizon - done[i] + 1:, :] = 0
         return OfflineSchedule(completion=delta * (horizon + 1 - done), gpus=gpus)
 
+    def load_start(schedule: OfflineSchedule) -> None:
+        """Set every variable from a schedule that :func:`check_schedule` passes (a MIP start):
+        w, l, q (and v, k, g) from its placement, p at the rate of that placement, u from C_i."""
+        done_slot = np.rint(schedule.completion / delta).astype(np.int64) - 1
+        for (i, k, t), var in m.x.items():
+            var.set_value(float(schedule.gpus[i, t, k]))
+            m.w[i, k, t].set_value(float(schedule.gpus[i, t, k] > 0))
+        for i, t in live:
+            counts = schedule.gpus[i, t]
+            held = float(counts.sum())
+            one_machine = int((counts > 0).sum()) == 1
+            m.l[i, t].set_value(float(one_machine))
+            m.q[i, t].set_value(held if one_machine else 0.0)
+            m.p[i, t].set_value(delta * data.rate(i, counts))
+            if n_racks > 1:
+                used = np.unique(data.rack[counts > 0])
+                m.k[i, t].set_value(float(len(used) == 1))
+                m.g[i, t].set_value(held if len(used) == 1 else 0.0)
+        if n_racks > 1:
+            for (i, r, t), var in m.v.items():
+                var.set_value(float(t >= first[i] and np.any(schedule.gpus[i, t][data.rack == r] > 0)))
+        for (i, t), var in m.u.items():
+            var.set_value(float(t >= done_slot[i]))
+        m.rho_max.set_value(float(np.max((schedule.completion - data.arrival) / tid)))
+
     return Built(model=m, name=m.name, sense="min", relaxed=relax, build_seconds=time.perf_counter() - tick,
                  extract=None if relax else extract,
-                 validate=None if relax else (lambda schedule: check_schedule(data, schedule)))
+                 validate=None if relax else (lambda schedule: check_schedule(data, schedule)),
+                 load_start=None if relax else load_start)
+
+
+def fifo_start(data: OfflineData, horizon: int) -> OfflineSchedule | None:
+    """The slotted greedy FIFO as an O1 schedule over ``horizon`` slots, or None when it does not
+    finish within them (a horizon given shorter than the default)."""
+    completion, grants = fifo_schedule(data)
+    if np.max(completion) > data.slot * horizon + _SLOT_EPS:
+        return None
+    gpus = np.zeros((data.num_apps, horizon, data.num_machines), dtype=np.int64)
+    gpus[:, : grants.shape[1]] = grants[:, :horizon]
+    return OfflineSchedule(completion=completion, gpus=gpus)
 
 
 @dataclass
@@ -438,14 +475,18 @@ def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
     docstring); otherwise the spec's single objective rho_max + 1e-6 sum_i C_i, whose optimum can
     sit above the min max rho by at most 1e-6 n Delta H (reported as the bound). ``relax=True``
     solves the LP relaxation with epsilon = 0; its value is the ``bound``, a valid lower bound on
-    O1. ``time_limit`` applies to each solve; ``verify`` (True or "auto", see
+    O1. The slotted greedy FIFO is the first solve's MIP start, so a time-limited solve always has
+    an incumbent (max rho at most FIFO's). ``time_limit`` applies to each solve; ``verify`` (True or "auto", see
     :func:`mlsched.solve.solve`) cross-certifies the first solve."""
     built = build_offline(instance, t_id=t_id, slot=slot, horizon=horizon, relax=relax, pool=pool,
                           tiebreak=0.0 if (relax or lexicographic) else TIEBREAK)
     m = built.model
     data, tid, horizon = m.o1_data, m.o1_t_id, m.o1_horizon
     common = dict(horizon=horizon, arrival=data.arrival, t_id=tid, size=built.size)
-    first = solve(built, time_limit=time_limit, verify=False if relax else verify)
+    start = None if relax else fifo_start(data, horizon)
+    if start is not None:           # FIFO's schedule is HiGHS's first incumbent: a finite max rho from the start
+        built.load_start(start)
+    first = solve(built, time_limit=time_limit, verify=False if relax else verify, warm_start=start is not None)
     if relax or not first.has_solution:
         bound = first.objective if relax else first.bound
         return OfflineResult(first.status, None, bound, None, None, None, solve_seconds=first.solve_seconds,
@@ -460,7 +501,8 @@ def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
         m.obj.deactivate()
         m.keep_rho = pyo.Constraint(expr=m.rho_max <= rho_star * (1 + LEX_TOLERANCE) + LEX_TOLERANCE)
         m.sum_completion = pyo.Objective(expr=sum(m.C[i] for i in m.C), sense=pyo.minimize)
-        second = solve(built, time_limit=time_limit)
+        built.load_start(schedule)      # the first optimum is feasible for the re-solve
+        second = solve(built, time_limit=time_limit, warm_start=True)
         reports.append(second)
         if second.has_solution:
             schedule = second.schedule
