@@ -57,8 +57,13 @@ def test_tiny_instances_meet_brute_force():
     for seed in range(8):
         inst = generate_oasis(jobs=2, horizon=2, seed=seed, profile="small")
         for variant in oasis.VARIANTS:
-            report = solve_arrays(build_arrays(inst, variant=variant).program, presolve=False)
-            assert report.objective == pytest.approx(bruteforce.oasis_opt(inst, variant=variant), abs=1e-7)
+            truth = bruteforce.oasis_opt(inst, variant=variant)
+            for earliest in (True, False):       # the tightened program and the plain one
+                report = solve_arrays(build_arrays(inst, variant=variant, earliest=earliest).program, presolve=False)
+                assert report.objective == pytest.approx(truth, abs=1e-7)
+                lp = solve_arrays(build_arrays(inst, variant=variant, relax=True, earliest=earliest).program)
+                assert lp.objective >= truth - 1e-7
+                assert solve(oasis.build(inst, variant=variant, earliest=earliest)).objective == pytest.approx(truth, abs=1e-7)
 
 
 def test_unknown_variant():

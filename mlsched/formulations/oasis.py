@@ -80,8 +80,10 @@ def earliest_completion(instance: ClusterJobsInstance, ycap: np.ndarray, zcap: n
     return np.minimum(first, instance.horizon + 1).astype(np.int64)
 
 
-def build(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool = False) -> Built:
-    """Build the OPT_paper or OPT_chunk MILP (or its LP relaxation) of ``instance``."""
+def build(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool = False,
+          earliest: bool = True) -> Built:
+    """Build the OPT_paper or OPT_chunk MILP (or its LP relaxation) of ``instance``; ``earliest``
+    (default) creates u_i(t) only from t_i^min, False from a_i (the program before tightening)."""
     if variant not in VARIANTS:
         raise UsageError(f"unknown OASiS variant {variant!r}; choose one of {', '.join(VARIANTS)}")
     tick = time.perf_counter()
@@ -102,7 +104,7 @@ def build(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool 
     binary = pyo.UnitInterval if relax else pyo.Binary
     integer = pyo.NonNegativeReals if relax else pyo.NonNegativeIntegers
     m.x = pyo.Var(jobs, domain=binary)
-    t_min = earliest_completion(inst, ycap, zcap, variant)
+    t_min = earliest_completion(inst, ycap, zcap, variant) if earliest else np.asarray(inst.arrival)
     done_slots = {i: range(max(inst.jobs[i].arrival, int(t_min[i])), horizon + 1) for i in jobs}
     m.u = pyo.Var([(i, t) for i in jobs for t in done_slots[i]], domain=binary)
     m.y = pyo.Var(iht, domain=integer, bounds=lambda _, i, h, t: (0, ycap[i, h]))

@@ -92,8 +92,10 @@ class _Rows:
         self.count += len(lower)
 
 
-def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool = False) -> OasisArrays:
-    """The OPT_paper or OPT_chunk MILP (or its LP relaxation) of ``instance`` as arrays."""
+def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool = False,
+                 earliest: bool = True) -> OasisArrays:
+    """The OPT_paper or OPT_chunk MILP (or its LP relaxation) of ``instance`` as arrays
+    (``earliest`` as in :func:`mlsched.formulations.oasis.build`)."""
     if variant not in VARIANTS:
         raise UsageError(f"unknown OASiS variant {variant!r}; choose one of {', '.join(VARIANTS)}")
     tick = time.perf_counter()
@@ -118,7 +120,8 @@ def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax
         next_col += count
         return index, count
 
-    can_finish = alive & (slot[None, :] >= earliest_completion(inst, ycap, zcap, variant)[:, None])
+    t_min = earliest_completion(inst, ycap, zcap, variant) if earliest else arrival
+    can_finish = alive & (slot[None, :] >= t_min[:, None])
     u_index, n_u = columns(can_finish)
     ui, ut = np.nonzero(can_finish)
     cost.append(np.concatenate([np.asarray(inst.jobs[i].utility.value(slot[can_finish[i]] - arrival[i]), dtype=float)
