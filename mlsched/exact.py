@@ -12,7 +12,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from mlsched import sim
+
+from mlsched import list_schedule, sim
 from mlsched.errors import UsageError
 from mlsched.formulations import astraea, oasis, oasis_arrays, ogasched, themis_offline
 from mlsched.instance import ClusterJobsInstance, MultiServerInstance, MultiTenantInstance, ThemisInstance
@@ -33,6 +34,7 @@ from mlsched.solve import (
 
 RESCORE_TOLERANCE = 1e-6
 MILP_SHARE = 0.8   # of a time limit left after the build: the MILP and its verification; the LP bound gets the rest
+LIST_SHARE = 0.15  # of a time limit: the LP and the list-scheduling start of programs too large to certify
 CROSS_CHECK_TOLERANCE = 1e-6
 
 
@@ -45,7 +47,9 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
     The objective is the exact utility of the extracted schedule, which must pass the checker
     and match the solver's value to RESCORE_TOLERANCE (else ERROR).
 
-    ``starts`` are checked schedules (the online algorithms' and baselines'): the best, read as a
+    ``starts`` are checked schedules (the online algorithms' and baselines'); programs too large to
+    certify add the LP-guided list schedule (:mod:`mlsched.list_schedule`, LIST_SHARE of
+    the time limit, the LP's value reused as a bound). The best start, read as a
     solution of the program (:func:`mlsched.formulations.oasis.program_schedule`), is HiGHS's MIP
     start and a floor on the incumbent, so OPT >= max ALG from the first second. When the MILP
     is not proven optimal, the bound is the least of the MILP's own bound, the LP relaxation and
@@ -57,6 +61,9 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
     solver call gets at least MIN_VERIFY_SECONDS, the stated overshoot per step.
     """
     budget = TimeBudget(time_limit)
+    lp_bound = None
+    if not relax and verify is not True and _beyond_certification(instance, variant):
+        lp_bound, starts = _with_list_start(instance, variant, starts, budget)
     start = None if relax else _best_start(instance, starts, variant)
     report = _solve_oasis(instance, variant=variant, relax=relax, time_limit=budget.share(MILP_SHARE),
                           verify=False if relax else verify, start=None if start is None else start[1])
@@ -86,7 +93,28 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
         return report
     if start is not None:
         report = _floor_at_start(report, *start)
-    return _least_bound(instance, report, variant=variant, time_limit=budget.share(), dual_bounds=dual_bounds or {})
+    return _least_bound(instance, report, variant=variant, time_limit=budget.share(), dual_bounds=dual_bounds or {},
+                        lp_bound=lp_bound)
+
+
+def _beyond_certification(instance: ClusterJobsInstance, variant: str) -> bool:
+    """Whether the program has more columns than "auto" cross-certifies (the sizes where HiGHS
+    may stop without a good incumbent)."""
+    return oasis_arrays.build_arrays(instance, variant=variant).num_columns > VERIFY_MAX_INTEGERS
+
+
+def _with_list_start(instance: ClusterJobsInstance, variant: str, starts: Sequence[ClusterSchedule],
+                     budget: TimeBudget) -> tuple[float | None, list[ClusterSchedule]]:
+    """The LP relaxation's value and ``starts`` plus the LP-guided list schedule
+    (:mod:`mlsched.list_schedule`), within LIST_SHARE of the time limit."""
+    share = budget.share(LIST_SHARE)
+    tick = time.perf_counter()
+    lp, values = list_schedule.lp_job_values(instance, variant, time_limit=share)
+    if values is None:
+        return None, list(starts)
+    deadline = None if share is None else tick + share
+    schedule = list_schedule.lp_guided_schedule(instance, values, variant=variant, deadline=deadline)
+    return lp.objective, [*starts, schedule]
 
 
 def _solve_oasis(instance: ClusterJobsInstance, *, variant: str, relax: bool, time_limit: float | None,
@@ -135,14 +163,18 @@ def _floor_at_start(report: SolveReport, score: float, schedule: ClusterSchedule
 
 
 def _least_bound(instance: ClusterJobsInstance, report: SolveReport, *, variant: str, time_limit: float | None,
-                 dual_bounds: Mapping[str, float]) -> SolveReport:
-    """Tighten a report that is not proven optimal with the LP relaxation and the given dual bounds."""
+                 dual_bounds: Mapping[str, float], lp_bound: float | None = None) -> SolveReport:
+    """Tighten a report that is not proven optimal with the LP relaxation (``lp_bound`` when it is
+    already known) and the given dual bounds."""
     candidates = dict(dual_bounds)
     if report.bound is not None:
         candidates[report.bound_source or "milp"] = report.bound
-    lp = _solve_oasis(instance, variant=variant, relax=True, time_limit=time_limit, verify=False, start=None)
-    if lp.status is Status.OPTIMAL and lp.objective is not None:
-        candidates["lp relaxation"] = lp.objective
+    if lp_bound is None:
+        lp = _solve_oasis(instance, variant=variant, relax=True, time_limit=time_limit, verify=False, start=None)
+        if lp.status is Status.OPTIMAL and lp.objective is not None:
+            lp_bound = lp.objective
+    if lp_bound is not None:
+        candidates["lp relaxation"] = lp_bound
     if not candidates:
         return report
     source, bound = min(candidates.items(), key=lambda item: item[1])
