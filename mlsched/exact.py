@@ -12,7 +12,6 @@ from dataclasses import replace
 
 import numpy as np
 
-
 from mlsched import list_schedule, sim
 from mlsched.errors import UsageError
 from mlsched.formulations import astraea, oasis, oasis_arrays, ogasched, themis_offline
