@@ -125,8 +125,12 @@ def estimate(view: AppView, profile: Sequence[float] | None = None) -> App:
 
 def view_rho(view: AppView, topology: GpuTopology, bundle: frozenset[int] = frozenset(),
              profile: Sequence[float] | None = None) -> float:
-    """rho_i(H_i U bundle) (§1.5) of an active app as its agent estimates it; +inf without GPUs."""
+    """rho_i(H_i U bundle) (§1.5) of an active app as its agent estimates it; +inf without GPUs.
+    Cached in the view's memo (the auction asks for the same GPU set many times in a round)."""
     gpus = view.holdings | bundle
     if not gpus:
         return math.inf
-    return rho(estimate(view, profile), sorted(gpus), topology)
+    key = ("rho", gpus, tuple(profile) if profile is not None else None)
+    if key not in view.memo:
+        view.memo[key] = rho(estimate(view, profile), sorted(gpus), topology)
+    return view.memo[key]  # type: ignore[return-value]
