@@ -135,20 +135,17 @@ def _themis() -> System:
 
 
 def _astraea() -> System:
-    """Astraea's offline programs; its online algorithm and baselines are not in the registry yet."""
     from mlsched.exact import ASTRAEA_VARIANTS, exact_astraea
     from mlsched.formulations import astraea
+    from mlsched.online.astraea import Astraea
+    from mlsched.sim.tenant_run import run_tenant
 
-    def run(instance: Any, policy: Any) -> Any:
-        raise UsageError("Astraea's online algorithm and baselines are not available yet; "
-                         "`mlsched solve` gives P-OFF, its LP relaxation and UB-POOL")
-
-    def evaluate(instance: Any, result: Any) -> dict[str, Any]:
-        return {}
-
-    return System(name="astraea", family="multi-tenant", variants=ASTRAEA_VARIANTS, algorithms={},
-                  default_algorithms=(), score_name="revenue", exact=exact_astraea, run=run, evaluate=evaluate,
-                  build=astraea.build, relaxable=True)
+    algorithms: dict[str, Callable[..., Any]] = {
+        "astraea": Astraea, "astraea-theory": partial(Astraea, lambda_mode="theory", name="astraea-theory")}
+    return System(name="astraea", family="multi-tenant", variants=ASTRAEA_VARIANTS, algorithms=algorithms,
+                  default_algorithms=("astraea",), score_name="revenue", exact=exact_astraea, run=run_tenant,
+                  evaluate=lambda instance, result: result.summary(instance), build=astraea.build, relaxable=True,
+                  ratio_variant="admission")
 
 
 _FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis, "ogasched": _ogasched, "themis": _themis,

@@ -55,8 +55,10 @@ def realized_utilities(instance: MultiTenantInstance, schedule: TenantSchedule) 
                      for j, job in enumerate(instance.jobs)])
 
 
-def check(instance: MultiTenantInstance, schedule: TenantSchedule, horizon: int | None = None) -> list[str]:
-    """Every violation of §1.4 and of the servers' capacities, one line each ([] if feasible)."""
+def check(instance: MultiTenantInstance, schedule: TenantSchedule, horizon: int | None = None, *,
+          online: bool = False) -> list[str]:
+    """Every violation of §1.4 and of the servers' capacities, one line each ([] if feasible).
+    ``horizon`` (default: the instance's) bounds the completions, except for ``online`` runs."""
     problems: list[str] = []
     n_jobs, n_servers = instance.num_jobs, len(instance.servers)
     if schedule.workers.shape != (n_jobs, n_servers) or schedule.ps.shape != (n_jobs, n_servers):
@@ -64,7 +66,7 @@ def check(instance: MultiTenantInstance, schedule: TenantSchedule, horizon: int 
     if (schedule.workers < 0).any() or (schedule.ps < 0).any() or (schedule.start < 0).any():
         problems.append("negative workers, PS or start slot")
     ends = schedule.completions(instance)
-    last = horizon if horizon is not None else instance.horizon
+    last = None if online else horizon if horizon is not None else instance.horizon
     b_w, b_p = instance.worker_bandwidth, instance.ps_bandwidth
     for j, job in enumerate(instance.jobs):
         w, p = schedule.workers[j], schedule.ps[j]

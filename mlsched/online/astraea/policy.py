@@ -1,0 +1,258 @@
+r"""Astraea (Wang et al., IEEE TC 2023): the online batch framework (Alg. 1), round-by-round
+scheduling of a batch (Alg. 2), posted-price admission (Alg. 3) and Eq. (2) payments (spec §3, §1.6).
+
+Alg. 1  tau_l = 2^l. Batch l collects the jobs left over and those with tau_{l-1} < r_j <= tau_l
+        (l = 1: r_j <= 2), ordered by (r_j, owner, index), and schedules them in the window
+        (lambda tau_l, lambda tau_{l+1}]; what it does not admit waits for batch l + 1. Jobs no
+        configuration of K_j^fit makes worth running are dropped (A21); batches stop when nothing is
+        pending or to come, or after ``max_batches`` (L_max).
+Alg. 2  round i = 1..lambda covers slots (lambda + i - 1) tau_l + 1 .. (lambda + i) tau_l.
+        Phase 1: A_maxIrev over the pending jobs, each tenant within its own quota (a = 0).
+        Then a_w(t) = sum_u (q_w^u - Uw^u(t)) (and a_p), the quota its phase-1 jobs leave unused.
+        Phase 2: A_maxIrev over the rest on the pooled unused resources; each admitted job pays its
+        posted prices, c_jw(t) = eta_w(t) W and c_jp(t) = eta_p(t) P, split among the tenants by
+        rho^u_j(t) = unused_w^u(t) / a_w(t) c_jw(t) + unused_p^u(t) / a_p(t) c_jp(t)   (Eq. 2).
+Alg. 3  jobs in order; each takes its best candidate (:mod:`.placement`) when mu > 0 at the prices
+        eta(t) = theta^(h(t) / C_tot) - 1 posted before its own allocation (Eq. 8), which then
+        raise h(t) and, in phase 1, the owner's quota use Uw^u(t), Up^u(t).
+
+Rounds use disjoint slots, so each starts from an empty cluster. ``sharing=False`` skips phase 2
+(BatchSche's per-tenant runs, spec §5.2).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mlsched.errors import UsageError
+from mlsched.instance.multi_tenant import MultiTenantInstance
+from mlsched.online.astraea.parameters import (
+    Constants, best_ideal_utility, constants, fitting_configurations, posted_prices)
+from mlsched.online.astraea.placement import (
+    CENTRAL_SERVER_RULES, MINCOSTC_COSTS, Candidate, JobShape, RoundView, best_candidate, job_shape)
+from mlsched.sim.multi_tenant_check import TenantSchedule, realized_utilities
+from mlsched.tenant_metrics import summary, tenant_gains, utilization_series
+
+
+@dataclass
+class SharedPayment:
+    """Eq. (2) for one phase-2 job, per slot of its run."""
+
+    slots: np.ndarray      # (d,) absolute slots
+    cost_w: np.ndarray     # (d,) c_jw(t)
+    cost_p: np.ndarray     # (d,) c_jp(t)
+    unused_w: np.ndarray   # (U, d) q_w^u - Uw^u(t) after phase 1
+    unused_p: np.ndarray   # (U, d)
+    rho: np.ndarray        # (U, d) rho^u_j(t)
+
+
+def shared_payment(cost_w: np.ndarray, cost_p: np.ndarray, unused_w: np.ndarray, unused_p: np.ndarray,
+                   slots: np.ndarray) -> SharedPayment:
+    """Eq. (2): each slot's worker and PS cost split in proportion to the tenants' unused quota,
+    a_w(t) = sum_u unused_w^u(t) (a phase-2 job uses at least one of each, so a > 0)."""
+    rho = unused_w / unused_w.sum(axis=0) * cost_w + unused_p / unused_p.sum(axis=0) * cost_p
+    return SharedPayment(slots=slots, cost_w=cost_w, cost_p=cost_p, unused_w=unused_w, unused_p=unused_p, rho=rho)
+
+
+@dataclass
+class AstraeaRun:
+    """A run: the committed schedule and everything Alg. 1-3 decided along the way."""
+
+    algorithm: str
+    schedule: TenantSchedule
+    phase: np.ndarray          # (J,) 1 or 2 for admitted jobs, 0 otherwise
+    batch: np.ndarray          # (J,) l of the admitting batch, 0 if never admitted
+    round: np.ndarray          # (J,) i of the admitting round
+    mu: np.ndarray             # (J,) mu*_j at admission
+    ideal: np.ndarray          # (J,) phi_j(t^+ - rho0)
+    cost: np.ndarray           # (J,) c_jw + c_jp (the virtual cost for phase-1 jobs)
+    payments: np.ndarray       # (J, U) sum_t rho^u_j(t)
+    shared: dict[int, SharedPayment]
+    dropped: list[int]         # hopeless jobs (A21)
+    constants: Constants
+    batches: int = 0
+    wall_seconds: float = 0.0
+    call_seconds: list[float] = field(default_factory=list)   # every A_maxIrev call
+
+    @property
+    def paid(self) -> np.ndarray:
+        """c_jw + c_jp actually charged: phase-2 jobs only."""
+        return np.where(self.phase == 2, self.cost, 0.0)
+
+    def utilities(self, instance: MultiTenantInstance) -> np.ndarray:
+        """f_j(t_j^+) realized (0 for jobs not run)."""
+        return realized_utilities(instance, self.schedule)
+
+    def gains(self, instance: MultiTenantInstance) -> np.ndarray:
+        """g_u with the Eq. (2) transfers (§1.6)."""
+        return tenant_gains(instance, self.utilities(instance), self.paid, self.payments)
+
+    def summary(self, instance: MultiTenantInstance) -> dict[str, Any]:
+        schedule = self.schedule
+        ran = schedule.start > 0
+        ends = schedule.completions(instance)
+        util = utilization_series(instance, schedule.start, ends, schedule.workers.sum(axis=1))
+        row = summary(instance, self.utilities(instance), ran, util, int(ends.max(initial=0)), self.gains(instance))
+        calls = np.array(self.call_seconds) if self.call_seconds else np.zeros(1)
+        return {**row, "phase1": int((self.phase == 1).sum()), "phase2": int((self.phase == 2).sum()),
+                "dropped": len(self.dropped), "payments": float(self.paid.sum()), "batches": self.batches,
+                "lambda": self.constants.rounds, "theta_w": self.constants.theta_w,
+                "theta_p": self.constants.theta_p, "wall_seconds": self.wall_seconds,
+                "seconds_per_job": self.wall_seconds / max(1, instance.num_jobs),
+                "call_median_seconds": float(np.median(calls)), "call_p95_seconds": float(np.percentile(calls, 95))}
+
+
+class _Round:
+    """The state of one round: allocations h, phase-1 quota use U, the pool a (Alg. 2 line 1)."""
+
+    def __init__(self, instance: MultiTenantInstance, rho0: int, tau: int, theta: tuple[float, float]):
+        n_servers, n_tenants = len(instance.servers), len(instance.tenants)
+        self.instance, self.rho0, self.tau, self.theta = instance, rho0, tau, theta
+        self.cap_w, self.cap_p = instance.worker_capacity, instance.ps_capacity
+        self.h_w = np.zeros((n_servers, tau), dtype=np.int64)
+        self.h_p = np.zeros((n_servers, tau), dtype=np.int64)
+        self.used_w = np.zeros((n_tenants, tau), dtype=np.int64)
+        self.used_p = np.zeros((n_tenants, tau), dtype=np.int64)
+        self.pool_w = np.zeros(tau, dtype=np.int64)
+        self.pool_p = np.zeros(tau, dtype=np.int64)
+        self.quota_w = np.array([t.workers for t in instance.tenants], dtype=np.int64)
+        self.quota_p = np.array([t.ps for t in instance.tenants], dtype=np.int64)
+
+    def prices(self) -> tuple[np.ndarray, np.ndarray]:
+        return (posted_prices(self.theta[0], self.h_w.sum(axis=0), int(self.cap_w.sum())),
+                posted_prices(self.theta[1], self.h_p.sum(axis=0), int(self.cap_p.sum())))
+
+    def view(self, owner: int) -> RoundView:
+        eta_w, eta_p = self.prices()
+        return RoundView(free_w=self.cap_w[:, None] - self.h_w, free_p=self.cap_p[:, None] - self.h_p,
+                         quota_w=np.maximum(self.quota_w[owner] - self.used_w[owner], self.pool_w),
+                         quota_p=np.maximum(self.quota_p[owner] - self.used_p[owner], self.pool_p),
+                         eta_w=eta_w, eta_p=eta_p)
+
+    def close_phase_one(self) -> None:
+        """a_w(t), a_p(t): the quota phase-1 jobs left unused (Alg. 2 line 4)."""
+        self.pool_w = (self.quota_w[:, None] - self.used_w).sum(axis=0)
+        self.pool_p = (self.quota_p[:, None] - self.used_p).sum(axis=0)
+
+
+class Astraea:
+    """Astraea's online mechanism; ``run(instance)`` gives an :class:`AstraeaRun`.
+
+    Options (spec §8): ``lambda_mode`` ("fixed" or "theory"), ``lambda_fixed``, ``theta`` (a fixed
+    (theta_w, theta_p), else §3.1's), ``theta_scale``, ``log_base`` of sigma, ``central_server_rule``,
+    ``mincostc_cost``, ``max_batches`` (L_max) and ``sharing`` (phase 2 on or off).
+    """
+
+    def __init__(self, *, lambda_mode: str = "fixed", lambda_fixed: int = 2, theta: tuple[float, float] | None = None,
+                 theta_scale: float = 1.0, log_base: str = "e", central_server_rule: str = "best_fit",
+                 mincostc_cost: str = "per_slot", max_batches: int = 40, sharing: bool = True,
+                 name: str = "astraea"):
+        if central_server_rule not in CENTRAL_SERVER_RULES:
+            raise UsageError(f"central_server_rule must be one of {', '.join(CENTRAL_SERVER_RULES)}")
+        if mincostc_cost not in MINCOSTC_COSTS:
+            raise UsageError(f"mincostc_cost must be one of {', '.join(MINCOSTC_COSTS)}")
+        if max_batches < 1:
+            raise UsageError(f"max_batches must be at least 1, not {max_batches}")
+        self.options = {"lambda_mode": lambda_mode, "lambda_fixed": lambda_fixed, "theta": theta,
+                        "theta_scale": theta_scale, "log_base": log_base}
+        self.central_server_rule, self.mincostc_cost = central_server_rule, mincostc_cost
+        self.max_batches, self.sharing, self.name = max_batches, sharing, name
+
+    def run(self, instance: MultiTenantInstance) -> AstraeaRun:
+        tick = time.perf_counter()
+        fit = [fitting_configurations(instance, job) for job in instance.jobs]
+        consts = constants(instance, fit, **self.options)
+        n_jobs, n_tenants = instance.num_jobs, len(instance.tenants)
+        record = AstraeaRun(
+            algorithm=self.name, schedule=TenantSchedule.empty(instance, self.name),
+            phase=np.zeros(n_jobs, dtype=np.int64), batch=np.zeros(n_jobs, dtype=np.int64),
+            round=np.zeros(n_jobs, dtype=np.int64), mu=np.zeros(n_jobs), ideal=np.zeros(n_jobs),
+            cost=np.zeros(n_jobs), payments=np.zeros((n_jobs, n_tenants)), shared={},
+            dropped=[j for j, (job, configs) in enumerate(zip(instance.jobs, fit))
+                     if best_ideal_utility(job, configs) <= 0], constants=consts)
+        shapes = [job_shape(job) for job in instance.jobs]
+        dropped = set(record.dropped)
+        order = sorted((j for j in range(n_jobs) if j not in dropped),
+                       key=lambda j: (instance.jobs[j].arrival, instance.jobs[j].owner, j))
+        rank = {j: n for n, j in enumerate(order)}
+        pending: list[int] = []
+        for batch in range(1, self.max_batches + 1):
+            low, high = (-1, 2) if batch == 1 else (2 ** (batch - 1), 2 ** batch)
+            arrived = [j for j in order if low < instance.jobs[j].arrival <= high]
+            pending = sorted(pending + arrived, key=rank.__getitem__)
+            if pending:
+                admitted = self._batch(instance, shapes, pending, batch, consts, record)
+                pending = [j for j in pending if j not in admitted]
+            record.batches = batch
+            if not pending and all(instance.jobs[j].arrival <= high for j in order):
+                break
+        record.wall_seconds = time.perf_counter() - tick
+        return record
+
+    def _batch(self, instance: MultiTenantInstance, shapes: list[JobShape], jobs: list[int], batch: int,
+               consts: Constants, record: AstraeaRun) -> set[int]:
+        """A_round (Alg. 2): lambda rounds of phase 1 then phase 2; the jobs admitted."""
+        tau, lam = 2 ** batch, consts.rounds
+        left = list(jobs)
+        admitted: set[int] = set()
+        for i in range(1, lam + 1):
+            state = _Round(instance, (lam + i - 1) * tau, tau, (consts.theta_w, consts.theta_p))
+            first = self._max_irev(state, shapes, left, 1, record)
+            left = [j for j in left if j not in first]
+            second: list[int] = []
+            if self.sharing:
+                state.close_phase_one()
+                second = self._max_irev(state, shapes, left, 2, record)
+                left = [j for j in left if j not in second]
+            for j in (*first, *second):
+                record.batch[j], record.round[j] = batch, i
+            admitted.update(first, second)
+            if not left:
+                break
+        return admitted
+
+    def _max_irev(self, state: _Round, shapes: list[JobShape], jobs: list[int], phase: int,
+                  record: AstraeaRun) -> list[int]:
+        """A_maxIrev (Alg. 3): posted-price admission of ``jobs`` in order; the jobs admitted."""
+        tick = time.perf_counter()
+        instance = state.instance
+        ratio = instance.worker_bandwidth / instance.ps_bandwidth
+        admitted = []
+        for j in jobs:
+            owner = instance.jobs[j].owner
+            view = state.view(owner)
+            best = best_candidate(shapes[j], view, bandwidth_ratio=ratio, central_rule=self.central_server_rule,
+                                  mincostc_cost=self.mincostc_cost)
+            if best is None:
+                continue
+            self._admit(state, j, owner, best, view, phase, record)
+            admitted.append(j)
+        record.call_seconds.append(time.perf_counter() - tick)
+        return admitted
+
+    def _admit(self, state: _Round, j: int, owner: int, best: Candidate, view: RoundView, phase: int,
+               record: AstraeaRun) -> None:
+        """Commit the job's schedule, raise h (and the owner's quota use in phase 1), charge phase 2."""
+        run = slice(best.offset - 1, best.offset - 1 + best.duration)
+        workers, ps = int(best.y.sum()), int(best.z.sum())
+        state.h_w[:, run] += best.y[:, None]
+        state.h_p[:, run] += best.z[:, None]
+        schedule = record.schedule
+        schedule.start[j] = state.rho0 + best.offset
+        schedule.workers[j], schedule.ps[j] = best.y, best.z
+        record.phase[j], record.mu[j], record.ideal[j], record.cost[j] = phase, best.mu, best.value, best.cost
+        if phase == 1:
+            state.used_w[owner, run] += workers
+            state.used_p[owner, run] += ps
+            return
+        payment = shared_payment(view.eta_w[run] * workers, view.eta_p[run] * ps,
+                                 state.quota_w[:, None] - state.used_w[:, run],
+                                 state.quota_p[:, None] - state.used_p[:, run],
+                                 np.arange(run.start, run.stop) + state.rho0 + 1)
+        record.shared[j] = payment
+        record.payments[j] = payment.rho.sum(axis=1)
+        record.cost[j] = float(payment.cost_w.sum() + payment.cost_p.sum())
