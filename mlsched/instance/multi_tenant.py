@@ -46,7 +46,7 @@ HOURS_PER_MS = 1.0 / 3.6e6
 _TOP = {"format", "family", "name", "servers", "tenants", "bandwidth", "jobs", "time_origin",
         "release_inclusive", "horizon", "expected", "meta"}
 _JOB_KEYS = {"id", "owner", "arrival", "epochs", "chunks", "minibatches", "rates", "minibatch_hours", "update_ms",
-             "gradient_mb", "utility"}
+             "gradient_mb", "utility", "gpus"}
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,7 @@ class Tenant:
     name: str
     workers: int       # q_w^u
     ps: int            # q_p^u
+    servers: tuple[int, ...] | None = None   # its physical partition (server indices), when known
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class TenantJob:
     rate_distributed: float    # n_j^dist
     utility: Utility           # phi_j(x) of the elapsed time
     physical: dict[str, float] | None = None   # m, G, eps when the rates came from Eq. (1)
+    gpus: int | None = None    # g_j^tr, the trace's GPU request (the baselines' worker count, A13)
 
     @property
     def workload(self) -> int:
@@ -145,13 +147,21 @@ class MultiTenantInstance:
                 doc.update(j.physical)
             else:
                 doc["rates"] = {"centralized": j.rate_centralized, "distributed": j.rate_distributed}
+            if j.gpus is not None:
+                doc["gpus"] = j.gpus
             doc["utility"] = j.utility.to_dict()
+            return doc
+
+        def tenant(t: Tenant) -> dict[str, Any]:
+            doc: dict[str, Any] = {"name": t.name, "workers": t.workers, "ps": t.ps}
+            if t.servers is not None:
+                doc["servers"] = [self.servers[s].name for s in t.servers]
             return doc
 
         doc: dict[str, Any] = {
             "format": "mlsched/v1", "family": FAMILY, "name": self.name,
             "servers": [{"name": s.name, "workers": s.workers, "ps": s.ps} for s in self.servers],
-            "tenants": [{"name": t.name, "workers": t.workers, "ps": t.ps} for t in self.tenants],
+            "tenants": [tenant(t) for t in self.tenants],
             "bandwidth": {"worker": self.worker_bandwidth, "ps": self.ps_bandwidth},
             "jobs": [job(j) for j in self.jobs],
             "time_origin": self.time_origin, "release_inclusive": self.release_inclusive,
@@ -173,11 +183,11 @@ def read_multi_tenant(top: Fields) -> MultiTenantInstance:
                             ps=int(f.number("ps", integer=True, minimum=0, maximum=MAX_COUNT) or 0))
                for n, f in enumerate(top.objects("servers", min_items=1))]
     repeated_names(top.problems, "servers", [s.name for s in servers])
-    tenants = [Tenant(name=f.string("name", default=f"u{n + 1}"),
-                      workers=int(f.number("workers", integer=True, minimum=0, maximum=MAX_COUNT * 1000) or 0),
-                      ps=int(f.number("ps", integer=True, minimum=0, maximum=MAX_COUNT * 1000) or 0))
-               for n, f in enumerate(top.objects("tenants", min_items=1))]
+    tenants = [_tenant(f, n, servers) for n, f in enumerate(top.objects("tenants", min_items=1))]
     repeated_names(top.problems, "tenants", [t.name for t in tenants])
+    listed = [s for t in tenants for s in (t.servers or ())]
+    if len(listed) != len(set(listed)):
+        top.problems.add("tenants", "a server is listed in two tenants' partitions")
     for kind, attr in (("workers", "workers"), ("PS slots", "ps")):
         quota, capacity = sum(getattr(t, attr) for t in tenants), sum(getattr(s, attr) for s in servers)
         if servers and tenants and quota != capacity:
@@ -199,7 +209,8 @@ def read_multi_tenant(top: Fields) -> MultiTenantInstance:
             chunks=int(f.number("chunks", integer=True, minimum=1, maximum=MAX_COUNT) or 1),
             minibatches=int(f.number("minibatches", integer=True, minimum=1, maximum=MAX_COUNT) or 1),
             rate_centralized=rates[0], rate_distributed=rates[1],
-            utility=read_utility(f.obj("utility"), ASTRAEA_KINDS), physical=physical))
+            utility=read_utility(f.obj("utility"), ASTRAEA_KINDS), physical=physical,
+            gpus=_optional_int(f.number("gpus", default=None, integer=True, minimum=1, maximum=MAX_COUNT))))
     seen_ids: set[str] = set()
     for n, j in enumerate(jobs):
         if j.id in seen_ids:
@@ -217,6 +228,31 @@ def read_multi_tenant(top: Fields) -> MultiTenantInstance:
         time_origin=top.string("time_origin", default="arrival", choices=TIME_ORIGINS) or "arrival",
         release_inclusive=release, horizon=None if horizon is None else int(horizon),
         expected=extras[0], meta=extras[1])
+
+
+def _optional_int(value: float | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _tenant(f: Fields, n: int, servers: list[TenantServer]) -> Tenant:
+    """A tenant's quotas and, when listed, its servers, which must hold exactly those quotas."""
+    f.unknown_keys({"name", "workers", "ps", "servers"})
+    tenant = Tenant(name=f.string("name", default=f"u{n + 1}"),
+                    workers=int(f.number("workers", integer=True, minimum=0, maximum=MAX_COUNT * 1000) or 0),
+                    ps=int(f.number("ps", integer=True, minimum=0, maximum=MAX_COUNT * 1000) or 0))
+    if not f.has("servers"):
+        return tenant
+    names = f.raw("servers", [])
+    index = {s.name: i for i, s in enumerate(servers)}
+    if not isinstance(names, list) or not all(isinstance(x, str) and x in index for x in names):
+        f.problems.add(f"{f.path}.servers", "must be a list of server names")
+        return tenant
+    own = tuple(index[x] for x in names)
+    held = (sum(servers[s].workers for s in own), sum(servers[s].ps for s in own))
+    if held != (tenant.workers, tenant.ps):
+        f.problems.add(f"{f.path}.servers", f"hold {held[0]} workers and {held[1]} PS slots, the quota is "
+                                            f"{tenant.workers} and {tenant.ps}")
+    return Tenant(tenant.name, tenant.workers, tenant.ps, own)
 
 
 def _rates(f: Fields, worker_mbps: float) -> tuple[tuple[float, float], dict[str, float] | None]:

@@ -31,10 +31,7 @@ total work is B.
 
 from __future__ import annotations
 
-import gzip
 import math
-import zlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +39,8 @@ import numpy as np
 import pandas as pd
 
 from mlsched.errors import InstanceError, UsageError
+from mlsched.instance.generators.philly import (  # noqa: F401 (COLUMNS, read_philly: the trace's readers)
+    ATTRIBUTION, COLUMNS, TIME_FORMAT, bad_rows, read_csv, read_philly, require_columns)
 from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import COMPUTE_PROFILE, NETWORK_PROFILE, ThemisApp, ThemisInstance, ThemisJob
 from mlsched.instance.themis_clusters import preset, testbed
@@ -51,7 +50,6 @@ from mlsched.resources import data_file
 TRACES = Path(str(data_file("traces")))
 DEFAULT_TRACE = TRACES / "philly-2017-10-01-to-15-le2gpu.csv.gz"
 DEFAULT_MODEL_MIX = TRACES / "gavel-model-mix.csv"
-COLUMNS = ("timestamp", "duration", "num_gpus", "gpu_time", "cluster")
 WINDOW = ("2017-10-01 00:00:00", "2017-10-15 00:00:00")
 MAX_GPUS = 2
 CHAIN_GAP = 60.0
@@ -61,43 +59,6 @@ W2_JOBS = (4, 8, 16, 32)
 W2_FIRST_CAPS = (1, 2, 4)
 W2_MAX_CAP = 8
 WORKLOADS = ("W1", "W2")
-ATTRIBUTION = ("Contains data derived from the Microsoft Philly trace (CC BY 4.0), as processed by the AdaptDL "
-               "project (Apache-2.0) and the Gavel project (MIT).")
-_TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
-
-
-def read_philly(path: str | Path) -> pd.DataFrame:
-    """The jobs of a Philly CSV, validated, with ``submit`` (seconds since the epoch) added and
-    rows in one canonical order (submit, cluster, num_gpus, duration, gpu_time)."""
-    p = Path(path)
-    frame = _read_csv(p)
-    _require_columns(p, frame, COLUMNS)
-    problems = []
-    stamp = pd.to_datetime(frame["timestamp"], format=_TIME_FORMAT, errors="coerce")
-    problems += _bad(frame, "timestamp", stamp.isna(), "must be a time like 2017-10-01 00:00:00")
-    duration = pd.to_numeric(frame["duration"], errors="coerce")
-    good_duration = np.isfinite(duration) & (duration > 0)
-    problems += _bad(frame, "duration", ~good_duration, "must be a number > 0 (seconds)")
-    gpus = pd.to_numeric(frame["num_gpus"], errors="coerce")
-    good_gpus = np.isfinite(gpus) & (gpus >= 1) & (gpus == np.floor(gpus))
-    problems += _bad(frame, "num_gpus", ~good_gpus, "must be an integer >= 1")
-    gpu_time = pd.to_numeric(frame["gpu_time"], errors="coerce")
-    good_time = np.isfinite(gpu_time) & (gpu_time > 0)
-    problems += _bad(frame, "gpu_time", ~good_time, "must be a number > 0 (GPU-seconds)")
-    product = duration * gpus
-    mismatch = good_duration & good_gpus & good_time & ~np.isclose(gpu_time, product, rtol=1e-6, atol=0.0)
-    problems += _bad(frame, "gpu_time", mismatch, "must equal duration * num_gpus",
-                     lambda row: f" = {product.iloc[row]:g}")
-    problems += _bad(frame, "cluster", frame["cluster"].str.strip() == "", "must be a non-empty cluster id")
-    if problems:
-        raise InstanceError(str(p), problems)
-    jobs = pd.DataFrame({
-        "timestamp": frame["timestamp"], "submit": stamp.to_numpy().astype("datetime64[s]").astype(np.int64),
-        "duration": duration.astype(float), "num_gpus": gpus.astype(np.int64), "gpu_time": gpu_time.astype(float),
-        "cluster": frame["cluster"],
-    })
-    return jobs.sort_values(["submit", "cluster", "num_gpus", "duration", "gpu_time"], kind="stable",
-                            ignore_index=True)
 
 
 def window_jobs(jobs: pd.DataFrame, window: tuple[str, str] = WINDOW, max_gpus: int = MAX_GPUS) -> pd.DataFrame:
@@ -138,14 +99,14 @@ def read_model_mix(path: str | Path = DEFAULT_MODEL_MIX) -> tuple[tuple[str, ...
     """Profile names and their probabilities from a ``job_type,jobs`` CSV of Gavel job types
     ("ResNet-50 (batch size 64)"); batch sizes are merged into the model's one profile."""
     p = Path(path)
-    frame = _read_csv(p)
-    _require_columns(p, frame, ("job_type", "jobs"))
+    frame = read_csv(p)
+    require_columns(p, frame, ("job_type", "jobs"))
     by_model = {load_profile(name).model: name for name in available_profiles()}
     counts = pd.to_numeric(frame["jobs"], errors="coerce")
-    problems = _bad(frame, "jobs", ~(np.isfinite(counts) & (counts >= 0) & (counts == np.floor(counts))),
+    problems = bad_rows(frame, "jobs", ~(np.isfinite(counts) & (counts >= 0) & (counts == np.floor(counts))),
                     "must be an integer >= 0")
     models = frame["job_type"].str.replace(r" \(batch size \d+\)$", "", regex=True)
-    problems += _bad(frame, "job_type", ~models.isin(list(by_model)),
+    problems += bad_rows(frame, "job_type", ~models.isin(list(by_model)),
                      f"must name a model with a profile in models/ ({', '.join(sorted(by_model))})")
     if not problems and counts.sum() <= 0:
         problems.append("column 'jobs': counts sum to 0")
@@ -230,7 +191,7 @@ def generate_themis(*, workload: str = "W1", gpus: int | None = None, seed: int 
         "window": list(WINDOW), "max_gpus_per_job": MAX_GPUS,
         "grouping": f"chain: same cluster and num_gpus, each job within {CHAIN_GAP:g} s of the previous one",
         "jobs_in_window": len(jobs), "apps_total": n_apps, "apps_kept": len(made), "keep_probability": p,
-        "busy_gpus": BUSY_GPUS, "time_origin": pd.Timestamp(origin, unit="s").strftime(_TIME_FORMAT),
+        "busy_gpus": BUSY_GPUS, "time_origin": pd.Timestamp(origin, unit="s").strftime(TIME_FORMAT),
         "tau_gpu_type": GPU_TYPE, "attribution": ATTRIBUTION,
     }
     if workload == "W2":
@@ -272,35 +233,3 @@ def _cluster(name: str | None, gpus: int | None) -> tuple[GpuTopology, str]:
     if gpus is not None and gpus != topology.num_gpus:
         raise UsageError(f"cluster {name} has {topology.num_gpus} GPUs, not {gpus}; give one of the two")
     return topology, name
-
-
-def _read_csv(p: Path) -> pd.DataFrame:
-    if not p.exists():
-        raise InstanceError(str(p), ["file not found"])
-    if p.is_dir():
-        raise InstanceError(str(p), ["is a directory, not a CSV file"])
-    try:
-        return pd.read_csv(p, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError, EOFError,
-            gzip.BadGzipFile, zlib.error) as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InstanceError(str(p), [f"cannot be read as CSV ({detail})"]) from None
-
-
-def _require_columns(p: Path, frame: pd.DataFrame, columns: tuple[str, ...]) -> None:
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        have = ", ".join(map(str, frame.columns)) or "none"
-        raise InstanceError(str(p), [f"column {c!r}: missing (columns found: {have})" for c in missing])
-
-
-def _bad(frame: pd.DataFrame, column: str, mask: pd.Series, what: str,
-         detail: Callable[[int], str] | None = None) -> list[str]:
-    """One problem line for the first bad row of ``column`` (line numbers count the header)."""
-    rows = np.flatnonzero(np.asarray(mask, dtype=bool))
-    if not len(rows):
-        return []
-    row = int(rows[0])
-    extra = detail(row) if detail else ""
-    more = f" ({len(rows) - 1} more rows like it)" if len(rows) > 1 else ""
-    return [f"column {column!r}, line {row + 2}: {what}{extra}, got {frame[column].iloc[row]!r}{more}"]

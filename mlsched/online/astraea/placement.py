@@ -34,22 +34,24 @@ MINCOSTC_COSTS = ("per_slot", "literal")
 
 
 class WindowMinimum:
-    """Minima of every row of a (rows, T) array over windows [o, o + d), answered in O(1) per window."""
+    """Minima of every row of a (rows, T) array over windows [o, o + d), answered in O(1) per window
+    from a sparse table whose levels (minima over 2^k slots) are built as lengths need them."""
 
     def __init__(self, values: np.ndarray):
         self.levels = [values]
-        span = 1
-        while 2 * span <= values.shape[1]:
-            prev = self.levels[-1]
-            self.levels.append(np.minimum(prev[:, :-span], prev[:, span:]))
-            span *= 2
 
-    def __call__(self, length: int) -> np.ndarray:
-        """(rows, T - length + 1): the minimum over [o, o + length) for every start o."""
+    def _level(self, level: int) -> np.ndarray:
+        while len(self.levels) <= level:
+            prev, span = self.levels[-1], 1 << (len(self.levels) - 1)
+            self.levels.append(np.minimum(prev[:, :-span], prev[:, span:]))
+        return self.levels[level]
+
+    def __call__(self, length: int, start: int, stop: int) -> np.ndarray:
+        """(rows, stop - start): the minimum over [o, o + length) for every start o in [start, stop)."""
         level = length.bit_length() - 1
-        table = self.levels[level]
-        count = self.levels[0].shape[1] - length + 1
-        return np.minimum(table[:, :count], table[:, length - (1 << level):length - (1 << level) + count])
+        table = self._level(level)
+        shift = length - (1 << level)
+        return np.minimum(table[:, start:stop], table[:, start + shift:stop + shift])
 
 
 @dataclass
@@ -100,61 +102,72 @@ def job_shape(job: TenantJob) -> JobShape:
 
 
 def best_candidate(job: JobShape, view: RoundView, *, bandwidth_ratio: float, central_rule: str = "best_fit",
-                   mincostc_cost: str = "per_slot") -> Candidate | None:
-    """The job's best schedule in this round (Alg. 3 lines 2-11), or None when no mu > 0."""
+                   mincostc_cost: str = "per_slot", first_chunk: int = 32) -> Candidate | None:
+    """The job's best schedule in this round (Alg. 3 lines 2-11), or None when no mu > 0.
+
+    Offsets are scanned in chunks of doubling length; a (side, W) is left out of a chunk when
+    phi_j at the chunk's first completion is at most the best mu so far, and the scan stops when
+    every (side, W) is left out: the exact speed-up of spec §3.4 (cost >= 0, phi non-increasing)."""
     tau = view.eta_w.shape[0]
     n_servers = view.free_w.shape[0]
     window = WindowMinimum(np.vstack([view.free_w, view.free_p, view.quota_w[None, :],
                                       view.quota_p[None, :]]).astype(float))
-    minima: dict[int, np.ndarray] = {}
     sums = (np.concatenate([[0.0], np.cumsum(view.eta_w)]), np.concatenate([[0.0], np.cumsum(view.eta_p)]))
     literal = mincostc_cost == "literal"
 
-    def side(w: int, centralized: bool) -> np.ndarray:
-        """mu = phi(o + d - 1) - cost for every offset o (-inf where this side has no placement)."""
-        out = np.full(tau, -np.inf)
+    def side(w: int, centralized: bool, start: int, stop: int, best: float) -> tuple[np.ndarray, bool]:
+        """mu = phi(o + d - 1) - cost for offsets o in [start + 1, stop] (-inf without a placement or
+        past the round), and whether any of them could beat ``best``."""
+        out = np.full(stop - start, -np.inf)
         d = int((job.central if centralized else job.distributed)[w - 1])
-        if d > tau:
-            return out
-        if d not in minima:
-            minima[d] = window(d)
-        table = minima[d]
+        last = min(stop, tau - d + 1)            # offsets o <= tau - d + 1 end in the round
+        if last <= start or float(job.utility.value(start + d)) <= best + EPS:
+            return out, False
+        table = window(d, start, last)
         fw, fp = table[:n_servers], table[n_servers:2 * n_servers]
         qw, qp = table[2 * n_servers], table[2 * n_servers + 1]
-        count = tau - d + 1
-        win_w, win_p = sums[0][d:d + count] - sums[0][:count], sums[1][d:d + count] - sums[1][:count]
+        win_w = sums[0][start + d:last + d] - sums[0][start:last]
+        win_p = sums[1][start + d:last + d] - sums[1][start:last]
         if centralized:
             ok = (qw >= w) & (qp >= 1) & ((fw >= w) & (fp >= 1)).any(axis=0)
-            cost = d * (w * view.eta_w[:count] + view.eta_p[:count]) if literal else w * win_w + win_p
+            cost = d * (w * view.eta_w[start:last] + view.eta_p[start:last]) if literal else w * win_w + win_p
         else:
             local = np.minimum(w - 1, fw)
             need = np.ceil((w - local) * bandwidth_ratio - EPS)
             usable = (need <= fp) & (need <= qp)
             first = np.argmin(np.where(usable, need, np.inf), axis=0)
-            cols = np.arange(count)
+            cols = np.arange(last - start)
             ok = usable.any(axis=0) & (qw >= w) & (fw.sum(axis=0) - fw[first, cols] >= w - local[first, cols])
             cost = w * win_w + need[first, cols] * win_p
-        value = np.asarray(job.utility.value(np.arange(1, count + 1) + d - 1), dtype=float)
-        out[:count] = np.where(ok, value - cost, -np.inf)
-        return out
+        value = np.asarray(job.utility.value(np.arange(start + 1, last + 1) + d - 1), dtype=float)
+        out[:last - start] = np.where(ok, value - cost, -np.inf)
+        return out, True
 
-    grid = np.full((tau, job.chunks), -np.inf)       # mu of the chosen side, o-major as Alg. 3 scans
-    central = np.zeros((tau, job.chunks), dtype=bool)
-    for w in range(1, job.chunks + 1):
-        mu_c, mu_d = side(w, True), side(w, False)
-        take_c = (mu_c > -np.inf) & (mu_c >= mu_d - EPS)      # line 6: C wins ties
-        grid[:, w - 1] = np.where(take_c, mu_c, mu_d)
-        central[:, w - 1] = take_c
-    flat = grid.ravel()
-    best, best_at = 0.0, -1
-    records = np.flatnonzero(flat > np.maximum.accumulate(np.concatenate([[0.0], flat[:-1]])))
-    for idx in records:                                  # line 10, strict with EPS, first in scan order
-        if flat[idx] > best + EPS:
-            best, best_at = float(flat[idx]), int(idx)
-    if best_at < 0:
+    best, best_at, best_central = 0.0, (0, 0), False
+    start, size = 0, first_chunk
+    while start < tau:
+        stop = min(tau, start + size)
+        grid = np.full((stop - start, job.chunks), -np.inf)       # o-major, as Alg. 3 scans
+        central = np.zeros((stop - start, job.chunks), dtype=bool)
+        live = False
+        for w in range(1, job.chunks + 1):
+            (mu_c, live_c), (mu_d, live_d) = side(w, True, start, stop, best), side(w, False, start, stop, best)
+            take_c = (mu_c > -np.inf) & (mu_c >= mu_d - EPS)      # line 6: C wins ties
+            grid[:, w - 1] = np.where(take_c, mu_c, mu_d)
+            central[:, w - 1] = take_c
+            live = live or live_c or live_d
+        if not live:
+            break
+        flat = grid.ravel()
+        records = np.flatnonzero(flat > np.maximum.accumulate(np.concatenate([[best], flat[:-1]])))
+        for idx in records:                              # line 10, strict with EPS, first in scan order
+            if flat[idx] > best + EPS:
+                best, best_central = float(flat[idx]), bool(central.ravel()[idx])
+                best_at = (start + idx // job.chunks + 1, idx % job.chunks + 1)
+        start, size = stop, 2 * size
+    if best_at == (0, 0):
         return None
-    offset, w = best_at // job.chunks + 1, best_at % job.chunks + 1
-    chosen = placement_at(job, view, offset, w, bool(central.ravel()[best_at]), best, bandwidth_ratio, central_rule,
+    chosen = placement_at(job, view, best_at[0], best_at[1], best_central, best, bandwidth_ratio, central_rule,
                           literal)
     assert chosen is not None, "the enumeration's winner has a placement"
     return chosen
