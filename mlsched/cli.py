@@ -129,6 +129,20 @@ def _parser() -> argparse.ArgumentParser:
     gt.add_argument("-o", "--output", required=True)
     gt.add_argument("--force", action="store_true")
     gt.set_defaults(handler=_generate_themis, expected=False)
+    ga = gsub.add_parser("astraea", help="Astraea multi-tenant instances from the Philly trace (spec §5.1, §5.5)")
+    ga.add_argument("--jobs", type=_positive_int, default=100)
+    ga.add_argument("--servers", type=_positive_int, default=100)
+    ga.add_argument("--users", type=_positive_int, help="the U virtual clusters with the most jobs (default all)")
+    ga.add_argument("--utility", default="linear", choices=("linear", "convex"))
+    ga.add_argument("--profile", default="paper", choices=("paper", "small"),
+                    help="paper: §5.1's job sizes; small: sizes whose exact optimum is proven in a minute")
+    ga.add_argument("--seed", type=int, default=0)
+    ga.add_argument("--trace", metavar="PATH", help="Philly job CSV (default: the shipped 2017-10-01..15 window)")
+    ga.add_argument("--expected", action="store_true", help="solve and store P-OFF's optima, its LP bound, UB-POOL")
+    ga.add_argument("--time-limit", type=_positive_float, default=60.0, metavar="S")
+    ga.add_argument("-o", "--output", required=True)
+    ga.add_argument("--force", action="store_true")
+    ga.set_defaults(handler=_generate_astraea)
     return p
 
 
@@ -150,8 +164,16 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                    help="Themis family: seconds a job pays when its GPU set changes (0)")
 
 
+    p.add_argument("--lambda-mode", choices=("fixed", "theory"),
+                   help="Astraea: rounds per batch, fixed (2) or Lemma 1's value (A1)")
+    p.add_argument("--theta-scale", type=_positive_float, metavar="X", help="Astraea: theta times X (Fig. 11)")
+    p.add_argument("--time-origin", choices=("arrival", "absolute"),
+                   help="multi-tenant family: realized utility of t+ - r_j or of t+ (A2; default: the file's)")
+
+
 def _run_option_values(args: argparse.Namespace) -> dict[str, Any]:
-    return {"lease": args.lease, "restart_overhead": args.restart_overhead}
+    return {"lease": args.lease, "restart_overhead": args.restart_overhead, "lambda_mode": args.lambda_mode,
+            "theta_scale": args.theta_scale, "time_origin": args.time_origin}
 
 
 def _seconds(text: str, *, allow_zero: bool) -> float:
@@ -392,6 +414,15 @@ def _generate_themis(args: argparse.Namespace) -> int:
     inst = generate_themis(workload=args.workload, gpus=args.gpus, seed=args.seed, load=args.load, p_net=args.p_net,
                            trace=args.trace, cluster=args.cluster, apps=args.apps, start=args.start)
     return _save_generated(inst, args)
+
+
+def _generate_astraea(args: argparse.Namespace) -> int:
+    from mlsched.instance.generators.astraea import generate_astraea
+
+    _refuse_overwrite(args.output, args.force)
+    inst = generate_astraea(jobs=args.jobs, servers=args.servers, users=args.users, utility=args.utility,
+                            profile=args.profile, seed=args.seed, trace=args.trace)
+    return _save_generated(inst, args, time_limit=args.time_limit)
 
 
 def _refuse_overwrite(path: str, force: bool) -> None:

@@ -145,7 +145,7 @@ def _astraea() -> System:
     return System(name="astraea", family="multi-tenant", variants=ASTRAEA_VARIANTS, algorithms=algorithms,
                   default_algorithms=("astraea",), score_name="revenue", exact=exact_astraea, run=run_tenant,
                   evaluate=lambda instance, result: result.summary(instance), build=astraea.build, relaxable=True,
-                  ratio_variant="admission")
+                  ratio_variant="admission", run_options=("lambda_mode", "theta_scale", "time_origin"))
 
 
 _FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis, "ogasched": _ogasched, "themis": _themis,

@@ -3,15 +3,25 @@ judges the schedule it commits."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from mlsched.errors import MlschedError
+from mlsched.errors import MlschedError, UsageError
 from mlsched.instance.multi_tenant import MultiTenantInstance
 from mlsched.sim.multi_tenant_check import check
 
 
-def run_tenant(instance: MultiTenantInstance, policy: Any) -> Any:
-    """``policy.run(instance)``, refused when the committed schedule violates §1.4 or a capacity."""
+def run_tenant(instance: MultiTenantInstance, policy: Any, *, time_origin: str | None = None,
+               **policy_options: Any) -> Any:
+    """``policy.run(instance)``, refused when the committed schedule violates §1.4 or a capacity.
+    ``time_origin`` overrides the instance's (A2); other options go to the policy's ``configure``."""
+    if time_origin is not None:
+        instance = dataclasses.replace(instance, time_origin=time_origin)
+    if policy_options:
+        if not hasattr(policy, "configure"):
+            raise UsageError(f"{getattr(policy, 'name', 'this policy')} takes no "
+                             f"{', '.join('--' + k.replace('_', '-') for k in policy_options)} option")
+        policy.configure(**policy_options)
     result = policy.run(instance)
     problems = check(instance, result.schedule, online=True)
     if problems:

@@ -162,6 +162,13 @@ class Astraea:
         self.central_server_rule, self.mincostc_cost = central_server_rule, mincostc_cost
         self.max_batches, self.sharing, self.name = max_batches, sharing, name
 
+    def configure(self, *, lambda_mode: str | None = None, theta_scale: float | None = None) -> None:
+        """Override the rounds-per-batch mode or the theta scale after construction."""
+        if lambda_mode is not None:
+            self.options["lambda_mode"] = lambda_mode
+        if theta_scale is not None:
+            self.options["theta_scale"] = theta_scale
+
     def run(self, instance: MultiTenantInstance) -> AstraeaRun:
         tick = time.perf_counter()
         fit = [fitting_configurations(instance, job) for job in instance.jobs]
