@@ -296,8 +296,8 @@ def _run_study(args: argparse.Namespace, files: list[str]) -> pd.DataFrame:
 
 _TABLE_COLUMNS = ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "hindsight_opt",
                   "max_rho", "median_rho", "jain", "gpu_hours", "placement_score", "max_rho_slotted",
-                  "opt", "opt_bound", "ratio", "ratio_low", "ratio_high", "admitted", "completed", "jobs",
-                  "wall_seconds"]
+                  "revenue", "var_alpha", "utilization", "makespan", "pr", "opt", "opt_bound", "ratio", "ratio_low",
+                  "ratio_high", "admitted", "completed", "jobs", "wall_seconds"]
 
 
 def _print_table(frame: pd.DataFrame) -> None:
@@ -311,7 +311,8 @@ def _print_table(frame: pd.DataFrame) -> None:
         table["opt"] = [_opt_text(o, b, s, src) for o, b, s, src in
                         zip(table["opt"], table["opt_bound"], table["opt_status"], sources)]
     shown = [c for c in ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "max_rho",
-                         "jain", "gpu_hours", "placement_score", "max_rho_slotted", "opt", "ratio", "admitted",
+                         "jain", "gpu_hours", "placement_score", "max_rho_slotted", "revenue", "var_alpha",
+                         "utilization", "makespan", "opt", "ratio", "pr", "admitted",
                          "completed", "wall_seconds", "two_alpha"] if c in table]
     if table["instance"].nunique() == 1:
         shown.remove("instance")

@@ -24,6 +24,7 @@ from mlsched.instance import Instance, load
 from mlsched.metrics import cost_ratio as make_cost_ratio
 from mlsched.metrics import ratio as make_ratio
 from mlsched.solve import SolveReport, Status
+from mlsched.tenant_metrics import performance_ratio
 from mlsched.systems import System, get_system
 
 def solve_exact(instance: Instance, *, system: str | None = None, variant: str | None = None,
@@ -116,6 +117,9 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
             row["regret_bound"] = policy.theorem_bound()
         if opt is not None:
             row.update(_ratio_columns(opt, row.get(sysm.ratio_score or sysm.score_name, np.nan), sysm.minimize))
+            if sysm.performance_ratio and opt.status is Status.OPTIMAL and opt.objective is not None:
+                measured = performance_ratio(row[sysm.score_name], opt.objective)
+                row.update(pr=measured["pr"], pr_note=measured["note"])
         if regret_opt is not None and regret_opt.objective is not None:
             row["hindsight_opt"] = regret_opt.objective
             row["regret"] = regret_opt.objective - row[sysm.score_name]

@@ -32,6 +32,7 @@ class System:
     ratio_score: str | None = None  # the row column compared with OPT, when not ``score_name``
     run_options: tuple[str, ...] = ()   # keyword options ``run`` accepts (e.g. the lease of event simulations)
     start_of: Callable[[Any], Any] | None = None   # a run's feasible solution for ``exact(starts=...)``
+    performance_ratio: bool = False   # also report PR = ALG / OPT (the paper's measure) beside OPT / ALG
 
     def execute(self, instance: Any, policy: Any, **options: Any) -> Any:
         """``run(instance, policy)`` with the given run options (None means the default)."""
@@ -135,17 +136,19 @@ def _themis() -> System:
 
 
 def _astraea() -> System:
+    from mlsched.baselines.batchsche import BatchSche
     from mlsched.exact import ASTRAEA_VARIANTS, exact_astraea
     from mlsched.formulations import astraea
     from mlsched.online.astraea import Astraea
     from mlsched.sim.tenant_run import run_tenant
 
     algorithms: dict[str, Callable[..., Any]] = {
-        "astraea": Astraea, "astraea-theory": partial(Astraea, lambda_mode="theory", name="astraea-theory")}
+        "astraea": Astraea, "astraea-theory": partial(Astraea, lambda_mode="theory", name="astraea-theory"),
+        "batchsche": BatchSche}
     return System(name="astraea", family="multi-tenant", variants=ASTRAEA_VARIANTS, algorithms=algorithms,
-                  default_algorithms=("astraea",), score_name="revenue", exact=exact_astraea, run=run_tenant,
+                  default_algorithms=("astraea", "batchsche"), score_name="revenue", exact=exact_astraea, run=run_tenant,
                   evaluate=lambda instance, result: result.summary(instance), build=astraea.build, relaxable=True,
-                  ratio_variant="admission", run_options=("lambda_mode", "theta_scale", "time_origin"))
+                  ratio_variant="admission", performance_ratio=True, run_options=("lambda_mode", "theta_scale", "time_origin"))
 
 
 _FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis, "ogasched": _ogasched, "themis": _themis,

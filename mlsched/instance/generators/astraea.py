@@ -9,8 +9,8 @@ two samples shipped in ``mlsched/data/traces/``: every job submitted in [2017-10
 2. Jobs: the first ``jobs`` jobs of those tenants in submit order; r_j = ceil((submit - first
    submit) / 1 h) slots; the GPU request g_j^tr = ``num_gpus`` (the baselines' worker count).
 3. Servers (A14: the trace has no machine list): ``servers`` servers dealt to the tenants by
-   largest remainder in proportion to each tenant's GPU-time among the chosen jobs (at least one
-   each, ties by tenant order); each server draws its GPUs C_sw from ``{2, 4, 8}`` (``paper``) or
+   largest remainder in proportion to each tenant's GPU-time over the whole trace (the machines
+   it used most; at least one each, ties by tenant order), tenants without a chosen job included; each server draws its GPUs C_sw from ``{2, 4, 8}`` (``paper``) or
    ``{2, 4}`` (``small``) and has C_sp = 1 PS slot ("one CPU per machine"). A tenant's quota is
    what its servers hold, so the quotas sum to the cluster exactly; the tenant entry names its
    servers (its physical partition).
@@ -89,10 +89,9 @@ def generate_astraea(*, jobs: int = 100, servers: int = 100, users: int | None =
         raise UsageError(f"--users {users}: the trace has {len(ranked)} virtual clusters")
     tenants = ranked[:users] if users is not None else ranked
     chosen = table[table["cluster"].isin(tenants)].head(jobs).reset_index(drop=True)
-    tenants = [c for c in tenants if (chosen["cluster"] == c).any()]
     rng = np.random.default_rng(seed)
     ranges = _RANGES[profile]
-    gpu_time = np.array([chosen.loc[chosen["cluster"] == c, "gpu_time"].sum() for c in tenants])
+    gpu_time = np.array([table.loc[table["cluster"] == c, "gpu_time"].sum() for c in tenants])
     dealt = deal_servers(gpu_time, servers)
     sizes = rng.choice(ranges["gpus"], size=servers)
     server_docs, tenant_docs, first = [], [], 0

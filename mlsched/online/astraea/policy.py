@@ -22,6 +22,7 @@ Rounds use disjoint slots, so each starts from an empty cluster. ``sharing=False
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,6 +76,7 @@ class AstraeaRun:
     dropped: list[int]         # hopeless jobs (A21)
     constants: Constants
     batches: int = 0
+    time_origin: str = "arrival"   # the realized utilities' origin the run was scored with (A2)
     wall_seconds: float = 0.0
     call_seconds: list[float] = field(default_factory=list)   # every A_maxIrev call
 
@@ -84,8 +86,8 @@ class AstraeaRun:
         return np.where(self.phase == 2, self.cost, 0.0)
 
     def utilities(self, instance: MultiTenantInstance) -> np.ndarray:
-        """f_j(t_j^+) realized (0 for jobs not run)."""
-        return realized_utilities(instance, self.schedule)
+        """f_j(t_j^+) realized (0 for jobs not run), from the run's time origin."""
+        return realized_utilities(dataclasses.replace(instance, time_origin=self.time_origin), self.schedule)
 
     def gains(self, instance: MultiTenantInstance) -> np.ndarray:
         """g_u with the Eq. (2) transfers (§1.6)."""
@@ -101,7 +103,7 @@ class AstraeaRun:
         return {**row, "phase1": int((self.phase == 1).sum()), "phase2": int((self.phase == 2).sum()),
                 "dropped": len(self.dropped), "payments": float(self.paid.sum()), "batches": self.batches,
                 "lambda": self.constants.rounds, "theta_w": self.constants.theta_w,
-                "theta_p": self.constants.theta_p, "wall_seconds": self.wall_seconds,
+                "theta_p": self.constants.theta_p, "time_origin": self.time_origin, "wall_seconds": self.wall_seconds,
                 "seconds_per_job": self.wall_seconds / max(1, instance.num_jobs),
                 "call_median_seconds": float(np.median(calls)), "call_p95_seconds": float(np.percentile(calls, 95))}
 
@@ -180,7 +182,7 @@ class Astraea:
             round=np.zeros(n_jobs, dtype=np.int64), mu=np.zeros(n_jobs), ideal=np.zeros(n_jobs),
             cost=np.zeros(n_jobs), payments=np.zeros((n_jobs, n_tenants)), shared={},
             dropped=[j for j, (job, configs) in enumerate(zip(instance.jobs, fit))
-                     if best_ideal_utility(job, configs) <= 0], constants=consts)
+                     if best_ideal_utility(job, configs) <= 0], constants=consts, time_origin=instance.time_origin)
         shapes = [job_shape(job) for job in instance.jobs]
         dropped = set(record.dropped)
         order = sorted((j for j in range(n_jobs) if j not in dropped),
