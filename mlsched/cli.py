@@ -51,12 +51,15 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("solve", help="solve the exact program (or its LP relaxation); also .lp/.mps files")
     s.add_argument("file")
     s.add_argument("--system", help="system whose program to solve (default: by instance family)")
-    s.add_argument("--variant", help="program variant (OASiS: paper | chunk; Astraea: admission | all-jobs | ub-pool; default the first)")
+    s.add_argument("--variant", help="program variant (OASiS: paper | chunk; Astraea: admission | all-jobs | ub-pool; "
+                                     "SoW: hindsight | lp-r | lp-rp; default the first)")
     s.add_argument("--relax", action="store_true", help="solve the LP relaxation (an upper bound)")
     s.add_argument("--time-limit", type=_positive_float, metavar="S", help="seconds; returns incumbent, bound and gap")
     s.add_argument("--verify", action=argparse.BooleanOptionalAction, default=None,
                    help="re-solve with an independent solver (SCIP) and compare (default: models up to "
                         "5000 integer variables)")
+    s.add_argument("--samples", type=_positive_int, metavar="N",
+                   help="sow family: realizations E[H] averages (all when at most N, else N paired draws; 2000)")
     s.add_argument("--write", metavar="MODEL", help="also write the built model (.lp or .mps)")
     s.add_argument("--force", action="store_true", help="overwrite MODEL if it exists")
     s.add_argument("--json", action="store_true", help="print one JSON document")
@@ -143,6 +146,21 @@ def _parser() -> argparse.ArgumentParser:
     ga.add_argument("-o", "--output", required=True)
     ga.add_argument("--force", action="store_true")
     ga.set_defaults(handler=_generate_astraea)
+
+    gs = gsub.add_parser("sow", help="SoW instances, adversarial variant (truthful SoW spec §1.2, §8)")
+    gs.add_argument("--jobs", type=_positive_int, default=20)
+    gs.add_argument("--capacity", type=_positive_int, default=8, help="C nodes")
+    gs.add_argument("--dmax", type=_positive_int, default=2, help="largest width d_max")
+    gs.add_argument("--max-duration", type=_positive_int, default=3, help="D")
+    gs.add_argument("--delta", type=_positive_int, default=6, help="Delta: rounds after birth with value")
+    gs.add_argument("--max-value", type=_positive_float, default=8.0, help="V")
+    gs.add_argument("--signal", default="l", choices=("l", "const"), help="sigma = l, or nothing revealed")
+    gs.add_argument("--support", type=_positive_int, default=3, help="most (a, l) points per SoW")
+    gs.add_argument("--load", type=_positive_float, default=1.0, help="expected demand over supply")
+    gs.add_argument("--seed", type=int, default=0)
+    gs.add_argument("-o", "--output", required=True)
+    gs.add_argument("--force", action="store_true")
+    gs.set_defaults(handler=_generate_sow, expected=False)
     return p
 
 
@@ -169,11 +187,15 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--theta-scale", type=_positive_float, metavar="X", help="Astraea: theta times X (Fig. 11)")
     p.add_argument("--time-origin", choices=("arrival", "absolute"),
                    help="multi-tenant family: realized utility of t+ - r_j or of t+ (A2; default: the file's)")
+    p.add_argument("--samples", type=_positive_int, metavar="N",
+                   help="sow family: realizations (all of them when at most N, else N paired draws; 2000)")
+    p.add_argument("--eps", type=_unit_interval, metavar="E", help="sow family: the reduction's eps (0.2)")
 
 
 def _run_option_values(args: argparse.Namespace) -> dict[str, Any]:
     return {"lease": args.lease, "restart_overhead": args.restart_overhead, "lambda_mode": args.lambda_mode,
-            "theta_scale": args.theta_scale, "time_origin": args.time_origin}
+            "theta_scale": args.theta_scale, "time_origin": args.time_origin, "samples": args.samples,
+            "eps": args.eps}
 
 
 def _seconds(text: str, *, allow_zero: bool) -> float:
@@ -194,6 +216,16 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
+def _unit_interval(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text!r}")
     return value
 
 
@@ -246,7 +278,8 @@ def _solve(args: argparse.Namespace) -> int:
             raise UsageError(f"{sysm.name}'s exact program is not a Pyomo model; --write does not apply")
         write_model(sysm.build(inst, variant=args.variant or sysm.variants[0], relax=args.relax), target, force=True)
     report = solve_exact(inst, system=args.system, variant=args.variant, relax=args.relax,
-                         time_limit=args.time_limit, verify="auto" if args.verify is None else args.verify)
+                         time_limit=args.time_limit, verify="auto" if args.verify is None else args.verify,
+                         samples=args.samples)
     if args.json:
         print(json.dumps(report.to_dict(), indent=1))
     else:
@@ -296,7 +329,8 @@ def _run_study(args: argparse.Namespace, files: list[str]) -> pd.DataFrame:
 
 _TABLE_COLUMNS = ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "hindsight_opt",
                   "max_rho", "median_rho", "jain", "gpu_hours", "placement_score", "max_rho_slotted",
-                  "revenue", "var_alpha", "utilization", "makespan", "pr", "opt", "opt_bound", "ratio", "ratio_low",
+                  "welfare", "revenue", "var_alpha", "utilization", "makespan", "evicted_rate", "switched_rate", "pr", "opt",
+                  "opt_bound", "ratio", "ratio_low",
                   "ratio_high", "admitted", "completed", "jobs", "wall_seconds"]
 
 
@@ -311,8 +345,8 @@ def _print_table(frame: pd.DataFrame) -> None:
         table["opt"] = [_opt_text(o, b, s, src) for o, b, s, src in
                         zip(table["opt"], table["opt_bound"], table["opt_status"], sources)]
     shown = [c for c in ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "max_rho",
-                         "jain", "gpu_hours", "placement_score", "max_rho_slotted", "revenue", "var_alpha",
-                         "utilization", "makespan", "opt", "ratio", "pr", "admitted",
+                         "jain", "gpu_hours", "placement_score", "max_rho_slotted", "welfare", "revenue", "var_alpha",
+                         "utilization", "makespan", "evicted_rate", "switched_rate", "opt", "ratio", "pr", "admitted",
                          "completed", "wall_seconds", "two_alpha"] if c in table]
     if table["instance"].nunique() == 1:
         shown.remove("instance")
@@ -424,6 +458,16 @@ def _generate_astraea(args: argparse.Namespace) -> int:
     inst = generate_astraea(jobs=args.jobs, servers=args.servers, users=args.users, utility=args.utility,
                             profile=args.profile, seed=args.seed, trace=args.trace)
     return _save_generated(inst, args, time_limit=args.time_limit)
+
+
+def _generate_sow(args: argparse.Namespace) -> int:
+    from mlsched.instance.generators.sow import generate_sow
+
+    _refuse_overwrite(args.output, args.force)
+    inst = generate_sow(jobs=args.jobs, capacity=args.capacity, d_max=args.dmax, max_duration=args.max_duration,
+                        window=args.delta, max_value=args.max_value, signal=args.signal, support=args.support,
+                        load=args.load, seed=args.seed)
+    return _save_generated(inst, args)
 
 
 def _refuse_overwrite(path: str, force: bool) -> None:

@@ -14,14 +14,16 @@ import numpy as np
 
 from mlsched import list_schedule, sim
 from mlsched.errors import UsageError
-from mlsched.formulations import astraea, oasis, oasis_arrays, ogasched, themis_offline
-from mlsched.instance import ClusterJobsInstance, MultiServerInstance, MultiTenantInstance, ThemisInstance
+from mlsched.formulations import astraea, oasis, oasis_arrays, ogasched, sow, themis_offline
+from mlsched.instance import (
+    ClusterJobsInstance, MultiServerInstance, MultiTenantInstance, SowInstance, ThemisInstance)
 from mlsched.metrics import total_utility
 from mlsched.multiserver import LINEAR, ChannelModel
-from mlsched.sim import multi_tenant_check
+from mlsched.sim import multi_tenant_check, sow_run
 from mlsched.sim.schedule import ClusterSchedule
 from mlsched.solve import (
     EXACT_REL_GAP,
+    Built,
     VERIFY_MAX_INTEGERS,
     SolveReport,
     Status,
@@ -283,3 +285,98 @@ def exact_astraea(instance: MultiTenantInstance, *, variant: str = "admission", 
                                f"{report.objective:.10g}): {'; '.join(problems[:3])}")
     bound = report.bound if report.bound is None else max(report.bound, rescored)
     return replace(report, objective=rescored, bound=bound, gap=relative_gap(rescored, bound))
+
+
+VERIFY_REALIZATIONS = 50   # verify="auto": cross-certify ILP H on each realization up to this many distinct ones
+
+
+def exact_sow(instance: SowInstance, *, variant: str = "hindsight", relax: bool = False,
+              time_limit: float | None = None, verify: bool | str = "auto", samples: int = sow_run.DEFAULT_SAMPLES,
+              seed: int = 0, supply: float | None = None) -> SolveReport:
+    """The SoW benchmarks (spec §2.3, §2.5): OPT(I) = E[H] over the realizations a run uses
+    (enumerated, or ``samples`` paired draws: the message gives the 95% confidence interval), or
+    LP-R / LP-RP at ``supply`` (default C). ``relax`` averages H's LP relaxation instead.
+
+    Each ILP H solve runs HiGHS with presolve off; its solution is checked against the packing's
+    rows and rescored; with ``verify`` each distinct realization's model is also solved through
+    :func:`mlsched.solve.solve` with a second solver. The report's ``schedule`` holds H per realization."""
+    if variant not in sow.SOW_VARIANTS:
+        raise UsageError(f"unknown SoW variant {variant!r}; choose one of {', '.join(sow.SOW_VARIANTS)}")
+    if variant != "hindsight":
+        pack = (sow.randomized_relaxed if variant == "lp-r" else sow.plan_consistent)(instance, supply)
+        if pack.size == 0:
+            return SolveReport(Status.OPTIMAL, 0.0, 0.0, 0.0, 0.0, 0.0, "none", relaxed=True, message="no columns")
+        return solve(sow.build(instance, variant=variant, supply=supply), time_limit=time_limit)
+    reals = sow_run.realizations(instance, samples=samples, seed=seed)
+    distinct: dict[tuple, list[int]] = {}
+    for m in range(len(reals)):
+        key = (tuple(reals.arrival[m]), tuple(reals.duration[m]))
+        distinct.setdefault(key, []).append(m)
+    verify_each = not relax and (verify is True or (verify == "auto" and len(distinct) <= VERIFY_REALIZATIONS))
+    budget, tick = TimeBudget(time_limit), time.perf_counter()
+    values, bounds = np.zeros(len(reals)), np.zeros(len(reals))
+    proven, notes = True, []
+    for members in distinct.values():
+        real = reals.row(members[0])
+        pack = sow.hindsight(instance, real, supply)
+        value, bound, ok, note = _solve_packing(pack, relax, budget, verify_each, instance.name)
+        values[members], bounds[members] = value, bound
+        proven &= ok
+        if note:
+            notes.append(f"realization {members[0]}: {note}")
+    w = reals.weights
+    mean, upper = float(w @ values), float(w @ bounds)
+    message = f"E[H] over {len(reals)} {'enumerated' if reals.exact else 'sampled'} realizations"
+    if not reals.exact:
+        half = 1.96 * float(np.sqrt(max(w @ (values - mean) ** 2, 0.0) / len(w)))
+        message += f", 95% CI [{mean - half:.10g}, {mean + half:.10g}]"
+    disagree = any("disagree" in n for n in notes)
+    status = Status.DISAGREE if disagree else (Status.OPTIMAL if proven else Status.FEASIBLE)
+    return SolveReport(status, mean, upper, relative_gap(mean, upper), 0.0, time.perf_counter() - tick,
+                       "highs(presolve off)", relaxed=relax, message="; ".join([message, *notes[:3]]),
+                       verified=verify_each or None, verifier="scip" if verify_each else None,
+                       bound_source="milp", schedule=values)
+
+
+def _solve_packing(pack: sow.Packing, relax: bool, budget: TimeBudget, verify: bool,
+                   name: str) -> tuple[float, float, bool, str]:
+    """(value, bound, proven, note) of one ILP H (or its relaxation); the solution is checked."""
+    if pack.size == 0:
+        return 0.0, 0.0, True, ""
+    trivial = float(sum(max(v for v, g in zip(pack.values, pack.groups) if g == group)
+                        for group in set(pack.groups)))
+    left = budget.left()
+    if left is not None and left <= 0:
+        return 0.0, trivial, False, "time limit reached before its solve"
+    report = solve_arrays(pack.arrays(integer=not relax), time_limit=left, presolve=False)
+    if report.objective is None or report.schedule is None:
+        return 0.0, trivial if report.bound is None else report.bound, False, report.message
+    y = np.asarray(report.schedule)
+    problems = _packing_problems(pack, y, integer=not relax)
+    if problems:
+        return 0.0, trivial, False, f"HiGHS's solution fails its rows: {problems[0]}"
+    value = float(np.dot(pack.values, y))
+    bound = max(value, report.bound if report.bound is not None else trivial)
+    if verify:
+        other = solve(Built(model=pack.model(name, integer=True), name=name, sense="max", relaxed=False,
+                            build_seconds=0.0), time_limit=budget.share(), verify=True)
+        if other.objective is None or abs(other.objective - value) > CROSS_CHECK_TOLERANCE * max(1.0, abs(value)):
+            return value, max(bound, other.bound or bound), False, (
+                f"solvers disagree: HiGHS (presolve off) {value:.10g}, cross-certified {other.objective}")
+    return value, bound, report.status is Status.OPTIMAL, ""
+
+
+def _packing_problems(pack: sow.Packing, y: np.ndarray, *, integer: bool, tol: float = 1e-6) -> list[str]:
+    """Rows a packing solution violates: group choices above 1, round usage above the supply."""
+    problems = []
+    if integer and np.any(np.abs(y - np.round(y)) > tol):
+        problems.append("a binary variable is fractional")
+    chosen: dict[tuple, float] = {}
+    used: dict[int, float] = {}
+    for c in range(pack.size):
+        chosen[pack.groups[c]] = chosen.get(pack.groups[c], 0.0) + y[c]
+        for t, u in pack.usage[c].items():
+            used[t] = used.get(t, 0.0) + u * y[c]
+    problems += [f"group {g} chosen {v:g} times" for g, v in chosen.items() if v > 1 + tol]
+    problems += [f"round {t} uses {v:g} > {pack.supply:g}" for t, v in used.items() if v > pack.supply + tol]
+    return problems

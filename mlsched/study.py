@@ -28,13 +28,19 @@ from mlsched.tenant_metrics import performance_ratio
 from mlsched.systems import System, get_system
 
 def solve_exact(instance: Instance, *, system: str | None = None, variant: str | None = None,
-                relax: bool = False, time_limit: float | None = None, verify: bool | str = "auto") -> SolveReport:
-    """Solve a system's exact program for ``instance`` (see :mod:`mlsched.exact`)."""
+                relax: bool = False, time_limit: float | None = None, verify: bool | str = "auto",
+                **paired: Any) -> SolveReport:
+    """Solve a system's exact program for ``instance`` (see :mod:`mlsched.exact`); ``paired`` gives
+    the options it shares with runs (the SoW family's ``samples``; None means the default)."""
     sysm = get_system(system, family=instance.family)
     if relax and not sysm.relaxable:
         raise UsageError(f"{sysm.name}'s exact program is already continuous; --relax does not apply")
+    given = {k: v for k, v in paired.items() if v is not None}
+    unknown = sorted(set(given) - set(sysm.paired_options))
+    if unknown:
+        raise UsageError(f"{sysm.name}'s exact program takes no {', '.join('--' + k for k in unknown)} option")
     return sysm.exact(instance, variant=variant or sysm.variants[0], relax=relax, time_limit=time_limit,
-                      verify=verify)
+                      verify=verify, **given)
 
 
 def _opt_interval(report: SolveReport) -> tuple[float, float]:
@@ -101,6 +107,7 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
         _step(bar, f"{inst.name}: exact optimum")
         opt_variant = variant or sysm.ratio_variant or sysm.variants[0]
         hints = _exact_hints(sysm, runs, opt_variant)
+        hints.update({k: run_options[k] for k in sysm.paired_options if run_options.get(k) is not None})
         opt = sysm.exact(inst, variant=opt_variant, time_limit=time_limit, verify=verify, **hints)
         if sysm.regret_variant is not None:
             regret_opt = solve_exact(inst, system=sysm.name, variant=sysm.regret_variant, time_limit=time_limit,

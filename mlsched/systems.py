@@ -33,6 +33,7 @@ class System:
     run_options: tuple[str, ...] = ()   # keyword options ``run`` accepts (e.g. the lease of event simulations)
     start_of: Callable[[Any], Any] | None = None   # a run's feasible solution for ``exact(starts=...)``
     performance_ratio: bool = False   # also report PR = ALG / OPT (the paper's measure) beside OPT / ALG
+    paired_options: tuple[str, ...] = ()   # run options the exact solve takes too (the same realizations)
 
     def execute(self, instance: Any, policy: Any, **options: Any) -> Any:
         """``run(instance, policy)`` with the given run options (None means the default)."""
@@ -151,10 +152,34 @@ def _astraea() -> System:
                   ratio_variant="admission", performance_ratio=True, run_options=("lambda_mode", "theta_scale", "time_origin"))
 
 
+def _sow() -> System:
+    from mlsched.baselines.sow import GreedyStart
+    from mlsched.exact import exact_sow
+    from mlsched.formulations import sow
+    from mlsched.online.sow.mechanism import SowMechanism
+    from mlsched.sim.sow_run import DEFAULT_SAMPLES, run_sow
+
+    def run(instance: Any, policy: Any, *, samples: int = DEFAULT_SAMPLES, eps: float | None = None) -> Any:
+        if eps is not None:
+            if not hasattr(policy, "configure"):
+                raise UsageError(f"--eps applies to the SoW mechanisms, not {policy.name}")
+            policy.configure(eps=eps)
+        return run_sow(instance, policy, samples=samples)
+
+    algorithms: dict[str, Callable[..., Any]] = {
+        "sow-adversarial": SowMechanism, "sow-fifo": partial(SowMechanism, eviction="fifo", name="sow-fifo"),
+        "greedy": GreedyStart}
+    return System(name="sow", family="sow", variants=sow.SOW_VARIANTS, algorithms=algorithms,
+                  default_algorithms=("sow-adversarial", "sow-fifo", "greedy"), score_name="welfare", exact=exact_sow,
+                  run=run, evaluate=lambda instance, result: result.summary(instance), build=sow.build,
+                  relaxable=True, ratio_variant="hindsight", run_options=("samples", "eps"),
+                  paired_options=("samples",))
+
+
 _FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis, "ogasched": _ogasched, "themis": _themis,
-                                               "astraea": _astraea}
+                                               "astraea": _astraea, "sow": _sow}
 _DEFAULT_FOR_FAMILY = {"cluster-jobs": "oasis", "multi-server": "ogasched", "themis": "themis",
-                       "multi-tenant": "astraea"}
+                       "multi-tenant": "astraea", "sow": "sow"}
 
 
 def get_system(name: str | None = None, *, family: str | None = None) -> System:

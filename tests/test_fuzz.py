@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 from mlsched.cli import main
 from mlsched.errors import InstanceError
 from mlsched.fuzz import mutate
-from mlsched.instance import ClusterJobsInstance, ThemisInstance, load
+from mlsched.instance import ClusterJobsInstance, SowInstance, ThemisInstance, load
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = [ROOT / "tests" / "data" / "t1.json", ROOT / "tests" / "regressions" / "highs-presolve-wrong-optimum.json",
          *sorted((ROOT / "instances" / "oasis").glob("*.json"))[:2], *sorted((ROOT / "instances" / "ogasched").glob("*.json")),
-         ROOT / "instances" / "themis" / "o1-small.json"]
+         ROOT / "instances" / "themis" / "o1-small.json", ROOT / "instances" / "sow" / "const-signal-n6.json"]
 DOCS = [json.loads(p.read_text()) for p in SEEDS]
 
 
@@ -34,6 +34,8 @@ def check_file(path: Path, capsys) -> None:
         if isinstance(inst, ThemisInstance):
             assert inst.num_gpus >= 1 and all(a.work > 0 and math.isfinite(a.work) for a in inst.apps)
             assert all(a.profile[0] == 1 and list(a.profile) == sorted(a.profile) for a in inst.apps)
+        elif isinstance(inst, SowInstance):
+            assert inst.horizon >= 1 and all(abs(sum(p.prob for p in j.sow.support) - 1) <= 1e-9 for j in inst.jobs)
         elif isinstance(inst, ClusterJobsInstance):
             assert inst.horizon >= 1
             assert np.all(np.isfinite(inst.workload))

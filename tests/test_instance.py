@@ -63,7 +63,7 @@ def test_round_trip_is_lossless(tmp_path):
     (("jobs", 1, "chunks"), "3", "f.json: jobs[1].chunks: must be an integer, got the string '3'"),
     (("jobs", 0, "epochs"), KeyError, "f.json: jobs[0].epochs: is required"),
     (("horizon",), 0, "f.json: horizon: must be >= 1, got 0"),
-    (("family",), "nope", "f.json: family: must be one of cluster-jobs, multi-server, themis, multi-tenant; got 'nope'"),
+    (("family",), "nope", "f.json: family: must be one of cluster-jobs, multi-server, themis, multi-tenant, sow; got 'nope'"),
     (("format",), "mlsched/v9", "f.json: format: unsupported format 'mlsched/v9' (this version reads 'mlsched/v1')"),
     (("worker_servers",), [], "f.json: worker_servers: must have at least 1 item(s), got 0"),
     (("jobs", 1, "bandwidth"), {"worker": 5, "ps": 1},

@@ -15,13 +15,33 @@ SHIPPED = sorted((ROOT / "instances" / "oasis").glob("*.json"))
 SHIPPED_OGASCHED = sorted((ROOT / "instances" / "ogasched").glob("*.json"))
 SHIPPED_THEMIS = sorted((ROOT / "instances" / "themis").glob("*.json"))
 SHIPPED_MULTI_TENANT = sorted((ROOT / "instances" / "multi-tenant").glob("*.json"))
+SHIPPED_SOW = sorted((ROOT / "instances" / "sow").glob("*.json"))
 
 
 def test_instances_are_shipped():
     assert len(SHIPPED) >= 5 and len(SHIPPED_OGASCHED) >= 2 and len(SHIPPED_THEMIS) >= 2
     assert {p.stem for p in SHIPPED_MULTI_TENANT} == {"ex", "ex-share", "o1", "o2", "o3"}
+    assert {p.stem for p in SHIPPED_SOW} == {"t3", "t4", "const-signal-n6"}
     assert {p.parent.name for p in (ROOT / "instances").rglob("*.json")} == {"oasis", "ogasched", "themis",
-                                                                            "multi-tenant"}
+                                                                            "multi-tenant", "sow"}
+
+
+@pytest.mark.parametrize("path", SHIPPED_SOW, ids=lambda p: p.stem)
+def test_sow_benchmarks_reproduce(path):
+    """Truthful SoW spec §2.3-2.5, T3 and T4: E[H] (exact enumeration), LP-R, LP-RP, E[LP(H)]."""
+    inst = load(path)
+    assert from_dict(inst.to_dict()).to_dict() == inst.to_dict()
+    expected = inst.expected
+    hindsight = solve_exact(inst, verify=True)
+    assert hindsight.status.value == "optimal" and hindsight.verified
+    assert hindsight.objective == pytest.approx(expected["opt_hindsight"], rel=1e-9)
+    for variant in ("lp-r", "lp-rp"):
+        assert solve_exact(inst, variant=variant).objective == pytest.approx(expected[f"opt_{variant}"], rel=1e-7)
+    assert solve_exact(inst, relax=True).objective == pytest.approx(expected["lp_bound"], rel=1e-7)
+    assert expected["opt_hindsight"] <= expected["lp_bound"] + 1e-9 <= expected["opt_lp-r"] + 2e-9
+    assert expected["opt_lp-rp"] <= expected["opt_lp-r"] + 1e-9
+    frame = study([inst], progress=False)
+    assert (frame["check_problems"] == 0).all() and (frame["ratio"] >= 1 - 1e-9).all()
 
 
 @pytest.mark.parametrize("path", SHIPPED_MULTI_TENANT, ids=lambda p: p.stem)

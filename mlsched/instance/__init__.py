@@ -24,18 +24,21 @@ from mlsched.instance.multi_server import FAMILY as MULTI_SERVER
 from mlsched.instance.multi_server import MultiServerInstance, read_multi_server
 from mlsched.instance.multi_tenant import FAMILY as MULTI_TENANT
 from mlsched.instance.multi_tenant import MultiTenantInstance, read_multi_tenant
+from mlsched.instance.sow import FAMILY as SOW
+from mlsched.instance.sow import SowInstance, read_sow
 from mlsched.instance.themis import FAMILY as THEMIS
 from mlsched.instance.themis import ThemisApp, ThemisInstance, ThemisJob, read_themis
 from mlsched.resources import shipped_instance
 
 FORMAT = "mlsched/v1"
 
-Instance = ClusterJobsInstance | MultiServerInstance | ThemisInstance | MultiTenantInstance
+Instance = ClusterJobsInstance | MultiServerInstance | ThemisInstance | MultiTenantInstance | SowInstance
 READERS: dict[str, Callable[[Fields], Any]] = {CLUSTER_JOBS: read_cluster_jobs, MULTI_SERVER: read_multi_server,
-                                               THEMIS: read_themis, MULTI_TENANT: read_multi_tenant}
+                                               THEMIS: read_themis, MULTI_TENANT: read_multi_tenant,
+                                               SOW: read_sow}
 
 __all__ = ["FORMAT", "Instance", "ClusterJobsInstance", "Job", "MultiServerInstance", "MultiTenantInstance",
-           "Server", "ThemisApp",
+           "Server", "SowInstance", "ThemisApp",
            "ThemisInstance", "ThemisJob", "load", "loads",
            "from_dict", "save", "dumps"]
 

@@ -1,0 +1,277 @@
+"""The adversarial SoW mechanism: Algorithm 1's round loop (spec §3.5) instantiated by the reduction
+(Algorithm 2, §4.2) over exponential posted prices (Algorithm 3, §5.2); the composition of §5.4.
+
+For tau = 1..T:
+  1. each SoW born at tau, in submission order: menu p_tau(s, d, l) = d * sum_{t=s}^{s+l-1} p(u[t])
+     (guard: inf where u[t] > C' - d_max); failure estimates qt from the oracle over the earlier-born
+     active jobs, zeroed below eps0 and closed monotonically in (d, l); plan pi_j = argmax (1)-(2) on
+     the reported SoW; A is forced to allocate x(pi_j): u[t] += x(pi_j)_t; switched_j logged;
+  2. each active job arriving at tau reveals (a, sigma); s_j = pi_j(a, sigma) (a realization outside
+     the reported support, or bottom, leaves unlaunched);
+  3. while the committed load at tau exceeds C, remove active jobs latest-born first (LIFO, §3.3;
+     ``eviction="fifo"`` removes the earliest-born first: baseline (d) of §8);
+  4. jobs run; a job ending at tau completes, gets v_j(tau) and pays p_{b_j}(s_j, d_j, l_j).
+Active jobs left after T are cancelled. Evicted, cancelled and unlaunched jobs get 0 and pay 0.
+
+The mechanism sees only reports: plans, prices and the oracle use the reported SoW (width d'_j runs
+the job on d'_j nodes); the true SoW decides the realization and the value (0 when d'_j < d_j: the
+job cannot run on fewer nodes than it needs).
+
+Oracle (§4.3): for each earlier-born active job, its residual outcomes given H_tau under its reported
+SoW and fixed plan: an arrived job keeps its start, its duration conditioned on still running
+(l >= tau - s + 1); a job not yet arrived draws (a, l, sigma) from the reported support with a >= tau.
+``oracle="sampled"`` draws M futures (Lemma F.1) from one stream per birth; ``"exact"`` enumerates
+them (tiny instances); ``"none"`` gives zero estimates (A's own argmax, for ablations).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from mlsched.errors import UsageError
+from mlsched.instance.sow import Realization, SowInstance, SowJob
+from mlsched.online.sow.launch import is_switched, launch_plan, relaxed_usage, relaxed_utility
+from mlsched.online.sow.lifo import lifo_removals_prefix, lifo_removals_sequential
+from mlsched.online.sow.oracle import (
+    Outcome, enumerate_futures, failure_table, load_paths, sample_futures, threshold_closure)
+from mlsched.online.sow.prices import ExpPrices, interval_prices
+from mlsched.online.sow.reduction import Reduction
+
+ORACLES = ("sampled", "exact", "none")
+EVICTIONS = ("lifo", "fifo")
+MAX_EXACT_FUTURES = 200_000
+Plan = dict[tuple[int, int], int | None]
+
+
+@dataclass
+class JobOutcome:
+    """What the mechanism announced, decided and charged for one job."""
+
+    plan: Plan
+    prices: npt.NDArray[np.float64]       # p_{b_j}(s, d'_j, l) as [s, l - 1] over absolute rounds
+    estimated_utility: float              # U_hat(pi_j) of (1) on the reported SoW
+    relaxed_utility: float                # v(x(pi_j)) - P(x(pi_j))
+    switched: bool
+    max_estimate: float                   # max over the table of qt_{b_j}(., d'_j, .)
+    status: str = "waiting"               # completed | evicted | cancelled | not_launched | outside_support
+    start: int | None = None
+    removed_at: int | None = None
+    completion: int | None = None
+    value: float = 0.0
+    payment: float = 0.0
+
+    @property
+    def utility(self) -> float:
+        return self.value - self.payment
+
+
+@dataclass
+class SowOutcome:
+    """One run of the mechanism on one realization."""
+
+    jobs: list[JobOutcome]
+    relaxed_usage: npt.NDArray[np.float64]      # u[t] of A after every job
+    load: npt.NDArray[np.int64]                 # committed load per round after removals
+    eviction: str
+    relaxed_welfare: float = 0.0                # W_R: sum_j v(x(pi_j)) on the reported values
+    extra: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def welfare(self) -> float:
+        return float(sum(j.value for j in self.jobs))
+
+    @property
+    def revenue(self) -> float:
+        return float(sum(j.payment for j in self.jobs))
+
+
+class SowMechanism:
+    """Algorithm 2 over Algorithm 3 with LIFO eviction (spec §5.4); every [RECON] constant is an option.
+
+    ``eps`` sets delta = eps, gamma = zeta = eps / 4 and eps0 = eps / 2 unless given; ``low`` and
+    ``mu`` override L and mu of eq. (7).
+    """
+
+    def __init__(self, *, eps: float = 0.2, oracle: str = "sampled", eviction: str = "lifo",
+                 delta: float | None = None, gamma: float | None = None, zeta: float | None = None,
+                 eps0: float | None = None, low: float | None = None, mu: float | None = None,
+                 seed: int = 0, name: str = "sow-adversarial") -> None:
+        if not 0 < eps < 1:
+            raise UsageError(f"eps must be in (0, 1), got {eps}")
+        if oracle not in ORACLES:
+            raise UsageError(f"unknown oracle {oracle!r}; choose from {', '.join(ORACLES)}")
+        if eviction not in EVICTIONS:
+            raise UsageError(f"unknown eviction rule {eviction!r}; choose from {', '.join(EVICTIONS)}")
+        self.eps, self.oracle, self.eviction = eps, oracle, eviction
+        self.overrides = {"delta": delta, "gamma": gamma, "zeta": zeta, "eps0": eps0}
+        self.low, self.mu, self.seed, self.name = low, mu, seed, name
+
+    def configure(self, *, eps: float | None = None) -> None:
+        """Run options that override the constructor's (the CLI's ``--eps``)."""
+        if eps is not None:
+            if not 0 < eps < 1:
+                raise UsageError(f"eps must be in (0, 1), got {eps}")
+            self.eps = eps
+
+    def reduction(self, instance: SowInstance) -> Reduction:
+        return Reduction(capacity=instance.capacity, d_max=instance.d_max, max_duration=instance.max_duration,
+                         delta_window=instance.window, eps=self.eps, **self.overrides)
+
+    def prices(self, instance: SowInstance) -> ExpPrices:
+        return ExpPrices(capacity=self.reduction(instance).relaxed_capacity, d_max=instance.d_max,
+                         max_duration=instance.max_duration, max_value=instance.max_value, low=self.low, mu=self.mu)
+
+    def constants(self, instance: SowInstance) -> dict[str, float]:
+        """The reported bounds: C', M, eta, B_switch, B_evict, alpha_3 and both capacity conditions."""
+        red, exp = self.reduction(instance), self.prices(instance)
+        return {"relaxed_capacity": red.relaxed_capacity, "samples": red.samples, "eps0": red.threshold,
+                "gamma": red.accuracy, "zeta": red.confidence, "eta": red.eta, "b_switch": red.b_switch,
+                "b_evict": red.b_evict, "alpha_3": exp.alpha, "truthful_bound": 2 * instance.max_value * (
+                    red.threshold + red.accuracy + red.confidence),
+                "reduction_condition": float(red.capacity_condition), "price_condition": float(exp.capacity_condition)}
+
+    def simulate(self, instance: SowInstance, realization: Realization, sample: int = 0) -> SowOutcome:
+        """Algorithm 1 on one realization; ``sample`` keys the oracle's per-birth random streams."""
+        return _Run(self, instance, realization, sample).execute()
+
+
+class _Run:
+    """The state of one run: A's relaxed usage and every job's announced menu, plan and status."""
+
+    def __init__(self, mech: SowMechanism, instance: SowInstance, realization: Realization, sample: int) -> None:
+        self.mech, self.inst, self.real, self.sample = mech, instance, realization, sample
+        self.red, self.exp = mech.reduction(instance), mech.prices(instance)
+        self.rounds = instance.horizon + instance.max_duration + 2
+        self.usage = np.zeros(self.rounds)
+        self.outcomes: list[JobOutcome] = []
+        self.load = np.zeros(self.rounds, dtype=np.int64)
+        self.relaxed_welfare = 0.0
+
+    def execute(self) -> SowOutcome:
+        inst, jobs = self.inst, self.inst.jobs
+        born = 0
+        for tau in range(1, inst.horizon + 1):
+            while born < len(jobs) and jobs[born].birth == tau:
+                self.outcomes.append(self._plan(jobs[born], tau))
+                born += 1
+            self._arrivals(tau)
+            self._remove_overload(tau)
+            self._complete(tau)
+        for out in self.outcomes:
+            if out.status in ("waiting", "scheduled"):
+                out.status, out.removed_at = "cancelled", inst.horizon + 1
+        return SowOutcome(jobs=self.outcomes, relaxed_usage=self.usage[:inst.horizon + 1].copy(),
+                          load=self.load[:inst.horizon + 1].copy(), eviction=self.mech.eviction,
+                          relaxed_welfare=self.relaxed_welfare)
+
+    # -- step 1: a birth ------------------------------------------------------------------------
+    def _plan(self, job: SowJob, tau: int) -> JobOutcome:
+        sow, inst = job.reported, self.inst
+        arrivals = [p.arrival for p in sow.support]
+        durations = [p.duration for p in sow.support]
+        signals = [p.signal for p in sow.support]
+        probs = [p.prob for p in sow.support]
+        value = sow.value_table(job.birth, self.rounds)
+        value[inst.horizon + 1:] = 0.0     # a job still running after T is cancelled (A14)
+        price = interval_prices(self.exp.unit(self.usage), sow.width, inst.max_duration)
+        fail = self._estimates(tau, sow.width)
+        last = inst.last_start(job)
+        plan, estimated = launch_plan(arrivals, durations, signals, probs, last, value, price, fail)
+        x = relaxed_usage(plan, arrivals, durations, signals, probs, sow.width, self.rounds)
+        self.usage += x
+        self.relaxed_welfare += sum(w * value[s + l - 1] for a, l, sig, w in zip(arrivals, durations, signals, probs)
+                                    if (s := plan.get((a, sig))) is not None)
+        return JobOutcome(plan=plan, prices=price, estimated_utility=estimated,
+                          relaxed_utility=relaxed_utility(plan, arrivals, durations, signals, probs, value, price),
+                          switched=is_switched(plan, arrivals, durations, signals, probs, last, value, price),
+                          max_estimate=float(fail.max(initial=0.0)))
+
+    def _estimates(self, tau: int, width: int) -> npt.NDArray[np.float64]:
+        """qt_tau(s, width, l) as [s, l - 1] over absolute rounds (0 outside the job's window)."""
+        inst = self.inst
+        table = np.zeros((self.rounds, inst.max_duration))
+        active = [i for i, o in enumerate(self.outcomes) if o.status in ("waiting", "scheduled")]
+        if self.mech.oracle == "none" or not active:
+            return table
+        futures = [self._residual(i, tau) for i in active]
+        if self.mech.oracle == "exact":
+            if np.prod([len(f) for f in futures], dtype=float) > MAX_EXACT_FUTURES:
+                raise UsageError(f"the exact oracle would enumerate more than {MAX_EXACT_FUTURES} futures; "
+                                 "use oracle='sampled'")
+            starts, durs, weights = enumerate_futures(futures)
+        else:
+            rng = np.random.default_rng([self.mech.seed, self.sample, len(self.outcomes)])
+            starts, durs, weights = sample_futures(futures, self.red.samples, rng)
+        widths = [inst.jobs[i].reported.width for i in active]
+        span = inst.window + inst.max_duration
+        loads = load_paths(widths, starts, durs, tau, tau + span, inst.capacity)
+        tables = np.stack([failure_table(loads, weights, d, inst.capacity, inst.max_duration)
+                           for d in range(1, max(inst.d_max, width) + 1)])
+        closed = threshold_closure(tables, self.red.threshold)[width - 1]
+        rows = min(span, self.rounds - tau)
+        table[tau:tau + rows] = closed[:rows]
+        return table
+
+    def _residual(self, i: int, tau: int) -> list[Outcome]:
+        """Job i's residual outcomes given the history before tau, under its report and plan."""
+        out, sow = self.outcomes[i], self.inst.jobs[i].reported
+        if out.status == "scheduled":
+            s = out.start
+            assert s is not None
+            a, sig = self.real.arrival[i], self.real.signal[i]
+            need = max(1, tau - s + 1)
+            points = [(p.prob, p.duration) for p in sow.support
+                      if (p.arrival, p.signal) == (a, sig) and p.duration >= need]
+            if not points:   # running past every reported duration: assume the longest possible run
+                return [(1.0, s, max(need, self.inst.max_duration))]
+            total = sum(w for w, _ in points)
+            return [(w / total, s, l) for w, l in points]
+        points = [p for p in sow.support if p.arrival >= tau]
+        if not points:       # it can only arrive outside its reported support: it will not launch
+            return [(1.0, None, 1)]
+        total = sum(p.prob for p in points)
+        return [(p.prob / total, out.plan.get((p.arrival, p.signal)), p.duration) for p in points]
+
+    # -- steps 2-4 ------------------------------------------------------------------------------
+    def _arrivals(self, tau: int) -> None:
+        for i, out in enumerate(self.outcomes):
+            if out.status == "waiting" and self.real.arrival[i] == tau:
+                key = (tau, self.real.signal[i])
+                if key not in out.plan:
+                    out.status, out.removed_at = "outside_support", tau
+                elif out.plan[key] is None:
+                    out.status, out.removed_at = "not_launched", tau
+                else:
+                    out.status, out.start = "scheduled", out.plan[key]
+
+    def _contributes(self, i: int, tau: int) -> bool:
+        out = self.outcomes[i]
+        return (out.status == "scheduled" and out.start is not None
+                and out.start <= tau <= out.start + self.real.duration[i] - 1)
+
+    def _remove_overload(self, tau: int) -> None:
+        active = [i for i, o in enumerate(self.outcomes) if o.status in ("waiting", "scheduled")]
+        widths = np.array([self.inst.jobs[i].reported.width for i in active])
+        on = np.array([self._contributes(i, tau) for i in active], dtype=bool)
+        if self.mech.eviction == "lifo":
+            removed = lifo_removals_prefix(widths, on, self.inst.capacity)
+        else:
+            removed = lifo_removals_sequential(widths[::-1], on[::-1], self.inst.capacity)[::-1]
+        for i, gone in zip(active, removed):
+            if gone:
+                out = self.outcomes[i]
+                started = out.start is not None and out.start < tau
+                out.status, out.removed_at = ("evicted" if started else "cancelled"), tau
+        self.load[tau] = int(widths[on & ~removed].sum()) if active else 0
+
+    def _complete(self, tau: int) -> None:
+        for i, out in enumerate(self.outcomes):
+            if out.status == "scheduled" and out.start is not None \
+                    and out.start + self.real.duration[i] - 1 == tau:
+                job = self.inst.jobs[i]
+                out.status, out.completion = "completed", tau
+                out.value = job.sow.value(job.birth, tau) if job.reported.width >= job.width else 0.0
+                out.payment = float(out.prices[out.start, self.real.duration[i] - 1])

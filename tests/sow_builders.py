@@ -1,0 +1,76 @@
+"""Small SoW instances for tests: documents, random tiny instances and a brute-force hindsight optimum."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from mlsched.instance import from_dict
+from mlsched.instance.sow import Realization, SowInstance
+
+
+def document(jobs: list[dict[str, Any]], *, capacity: int, d_max: int, max_duration: int, max_value: float,
+             window: int, name: str = "test", **extra: Any) -> dict[str, Any]:
+    return {"format": "mlsched/v1", "family": "sow", "name": name, "capacity": capacity, "d_max": d_max,
+            "max_duration": max_duration, "max_value": max_value, "window": window, "jobs": jobs, **extra}
+
+
+def t3_instance() -> SowInstance:
+    """Spec T3: nine identical unit jobs born at 1, a = 2, l = 1, v = 4 up to round 3; C = 6."""
+    jobs = [{"id": f"j{i + 1}", "birth": 1, "width": 1, "values": [4, 4, 4],
+             "support": [{"arrival": 2, "duration": 1, "prob": 1}]} for i in range(9)]
+    return from_dict(document(jobs, capacity=6, d_max=1, max_duration=2, max_value=4, window=3, name="T3"))
+
+
+def t4_instance() -> SowInstance:
+    """Spec T4: C = 1, two unit jobs born at 1, a in {1, 2} uniform, l = 1, v = 1 up to round 2."""
+    job = {"birth": 1, "width": 1, "values": [1, 1],
+           "support": [{"arrival": 1, "duration": 1, "prob": 0.5}, {"arrival": 2, "duration": 1, "prob": 0.5}]}
+    return from_dict(document([{"id": "j1", **job}, {"id": "j2", **job}], capacity=1, d_max=1, max_duration=1,
+                              max_value=1, window=2, name="T4"))
+
+
+def random_instance(seed: int, *, jobs: int = 4, capacity: int | None = None, d_max: int = 2, max_duration: int = 3,
+                    window: int = 4, max_value: float = 6.0, signal: str = "l", births: int = 3) -> SowInstance:
+    """A tiny instance: up to 2 support points per job, random births, widths and step values."""
+    rng = np.random.default_rng(seed)
+    cap = int(rng.integers(3, 7)) if capacity is None else capacity
+    docs = []
+    for j, b in enumerate(sorted(rng.integers(1, births + 1, size=jobs).tolist())):
+        points: dict[tuple[int, int], int] = {}
+        for _ in range(int(rng.integers(1, 3))):
+            points.setdefault((b + int(rng.integers(0, 2)), int(rng.integers(1, max_duration + 1))),
+                              int(rng.integers(1, 4)))
+        total = sum(points.values())
+        v0 = float(rng.integers(1, int(max_value) + 1))
+        cut = int(rng.integers(1, window + 1))
+        docs.append({"id": f"j{j + 1}", "birth": b, "width": int(rng.integers(1, d_max + 1)),
+                     "values": [v0 if i < cut else 0.0 for i in range(window)],
+                     "support": [{"arrival": a, "duration": l, "signal": l if signal == "l" else 0, "prob": c / total}
+                                 for (a, l), c in sorted(points.items())]})
+    return from_dict(document(docs, capacity=cap, d_max=d_max, max_duration=max_duration, max_value=max_value,
+                              window=window, name=f"random-{seed}"))
+
+
+def brute_force_hindsight(instance: SowInstance, realization: Realization) -> float:
+    """max welfare over every choice of a start (or none) per job that never exceeds C."""
+    T = instance.horizon
+    options = []
+    for j, job in enumerate(instance.jobs):
+        a, l = realization.arrival[j], realization.duration[j]
+        options.append([None, *range(a, instance.last_start(job) - l + 2)])
+    best = 0.0
+    for choice in itertools.product(*options):
+        load = np.zeros(T + instance.max_duration + 2)
+        value = 0.0
+        for j, s in enumerate(choice):
+            if s is None:
+                continue
+            job, l = instance.jobs[j], realization.duration[j]
+            load[s:s + l] += job.width
+            value += job.sow.value(job.birth, s + l - 1)
+        if load.max() <= instance.capacity:
+            best = max(best, value)
+    return best

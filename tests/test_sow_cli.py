@@ -1,0 +1,93 @@
+"""The SoW family from the command line: generate, validate, solve, run, compare, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mlsched.cli import main
+from mlsched.errors import UsageError
+from mlsched.instance import load
+from mlsched.instance.generators.sow import generate_sow
+
+
+def cli(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_generated_instances_follow_the_rules():
+    for signal in ("l", "const"):
+        inst = generate_sow(jobs=25, capacity=6, d_max=3, max_duration=4, window=7, signal=signal, seed=5)
+        assert inst.num_jobs == 25 and inst.horizon == max(j.birth for j in inst.jobs) + 7 + 4
+        for j in inst.jobs:
+            assert 1 <= j.width <= 3 and len(j.sow.values) == 7
+            assert all(a >= b for a, b in zip(j.sow.values, j.sow.values[1:]))
+            assert all(p.arrival >= j.birth and 1 <= p.duration <= 4 for p in j.sow.support)
+            assert all(p.signal == (p.duration if signal == "l" else 0) for p in j.sow.support)
+            assert abs(sum(p.prob for p in j.sow.support) - 1) < 1e-12
+        assert generate_sow(jobs=25, capacity=6, d_max=3, max_duration=4, window=7, signal=signal,
+                            seed=5).to_dict() == inst.to_dict()
+    with pytest.raises(UsageError, match="Delta"):
+        generate_sow(max_duration=5, window=3)
+
+
+def test_generate_solve_run_compare(tmp_path, capsys):
+    f = tmp_path / "s.json"
+    code, out, _ = cli(capsys, "generate", "sow", "--jobs", 6, "--capacity", 4, "--dmax", 1, "--seed", 2, "-o", f)
+    assert code == 0 and "sow instance" in out
+    code, out, _ = cli(capsys, "validate", f)
+    assert code == 0 and "6 jobs on C = 4 nodes" in out
+    code, out, _ = cli(capsys, "solve", f, "--variant", "lp-r", "--json")
+    lp = json.loads(out)
+    assert code == 0 and lp["status"] == "optimal"
+    code, out, _ = cli(capsys, "solve", f, "--samples", 50, "--json")
+    h = json.loads(out)
+    assert code == 0 and h["status"] == "optimal" and h["objective"] <= lp["objective"] + 1e-7
+    code, out, _ = cli(capsys, "run", f, "-a", "sow-adversarial", "--samples", 50, "--eps", 0.1, "--json")
+    run = json.loads(out)
+    assert code == 0 and run["check_problems"] == 0 and run["welfare"] <= h["objective"] + 1e-9
+    code, out, _ = cli(capsys, "compare", f, "--samples", 50, "--json", "-q")
+    rows = json.loads(out)
+    assert code == 0 and {r["algorithm"] for r in rows} == {"sow-adversarial", "sow-fifo", "greedy"}
+    assert all(r["opt"] == pytest.approx(h["objective"]) and r["ratio"] >= 1 - 1e-9 for r in rows)
+    code, _, err = cli(capsys, "solve", f, "--variant", "hindsight", "--write", tmp_path / "h.lp")
+    assert code == 2 and "one program per realization" in err
+    code, _, err = cli(capsys, "run", f, "-a", "greedy", "--eps", 0.1)
+    assert code == 2 and "--eps applies to the SoW mechanisms" in err
+
+
+def test_bad_sow_file_lists_every_problem(tmp_path, capsys):
+    doc = {"format": "mlsched/v1", "family": "sow", "name": "bad", "capacity": 2, "d_max": 1, "max_duration": 2,
+           "max_value": 4, "window": 2,
+           "jobs": [{"id": "a", "birth": 3, "width": 2, "values": [4, 5, 1],
+                     "support": [{"arrival": 2, "duration": 3, "prob": 0.5}, {"arrival": 3, "duration": 1, "prob": 0.4}]},
+                    {"id": "a", "birth": 1, "width": 1, "values": [0.5],
+                     "support": [{"arrival": 1, "duration": 1, "prob": 1}], "reported": {"widht": 1}}]}
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(doc))
+    code, _, err = cli(capsys, "validate", f)
+    assert code == 2
+    for expected in ("jobs[0].width", "jobs[0].values: lists 3 values", "jobs[0].values[1]",
+                     "jobs[0].support[0].arrival", "jobs[0].support[0].duration", "probabilities sum to 0.9",
+                     "jobs[1].values[0]", "jobs[1].reported.widht: unknown field", "jobs[1].id",
+                     "jobs[1].birth"):
+        assert expected in err, expected
+    assert f.read_text() == json.dumps(doc)
+
+
+def test_misreported_width_runs_on_the_reported_nodes(tmp_path):
+    doc = {"format": "mlsched/v1", "family": "sow", "name": "mis", "capacity": 8, "d_max": 2, "max_duration": 1,
+           "max_value": 8, "window": 2,
+           "jobs": [{"id": "a", "birth": 1, "width": 2, "values": [8, 8],
+                     "support": [{"arrival": 1, "duration": 1, "prob": 1}], "reported": {"width": 1}}]}
+    f = tmp_path / "mis.json"
+    f.write_text(json.dumps(doc))
+    inst = load(f)
+    from mlsched.online.sow.mechanism import SowMechanism
+    from mlsched.sim.sow_run import run_sow
+    runs = run_sow(inst, SowMechanism(eps=0.2))
+    job = runs.outcomes[0].jobs[0]
+    assert runs.problems == [] and job.status == "completed" and job.value == 0.0 and job.payment > 0

@@ -1,0 +1,199 @@
+"""The SoW mechanism end to end: Algorithm 1's round loop with Algorithm 2 over Algorithm 3, the
+benchmark programs (ILP H, LP-R, LP-RP) and the independent checker (spec §2.3-2.5, §3.5, §5.4;
+oracles T3, T4, T5, T6, T11)."""
+
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from mlsched.baselines.sow import GreedyStart
+from mlsched.exact import exact_sow
+from mlsched.instance import dumps, loads
+from mlsched.instance.generators.sow import generate_sow
+from mlsched.instance.sow import Realization
+from mlsched.online.sow.mechanism import SowMechanism
+from mlsched.sim import sow_check
+from mlsched.sim.sow_run import realizations, run_sow
+from mlsched.solve import Status
+from sow_builders import brute_force_hindsight, random_instance, t3_instance, t4_instance
+
+
+def test_t3_through_the_round_loop() -> None:
+    inst = t3_instance()
+    mech = SowMechanism(eps=0.2)          # C = 6 -> C' = 5 = d_max log2 mu
+    runs = run_sow(inst, mech)
+    assert runs.realizations.exact and len(runs.realizations) == 1 and runs.problems == []
+    out = runs.outcomes[0]
+    assert [j.start for j in out.jobs] == [2, 3, 2, 3, 2, 3, 2, 3, None]
+    assert np.allclose([j.payment for j in out.jobs], [0.25, 0.25, 0.5, 0.5, 1, 1, 2, 2, 0])
+    assert out.jobs[-1].status == "not_launched"
+    assert math.isclose(out.revenue, 7.5) and out.welfare == 32.0
+    assert math.isclose(sum(j.utility for j in out.jobs), 24.5)
+    assert out.relaxed_usage.max() <= 5 + 1e-12 and out.relaxed_usage[2] == out.relaxed_usage[3] == 4
+    assert not any(j.switched for j in out.jobs) and max(j.max_estimate for j in out.jobs) == 0
+    lp_r = exact_sow(inst, variant="lp-r", supply=5.0)
+    assert lp_r.status is Status.OPTIMAL and math.isclose(lp_r.objective, 36.0)
+    alpha = mech.constants(inst)["alpha_3"]
+    assert math.isclose(alpha, 2 + 4 * math.log(32)) and lp_r.objective / out.welfare == pytest.approx(1.125)
+    assert lp_r.objective / out.welfare <= alpha
+    # inequality (10): W_R >= (C' / (2 ln mu)) sum_t (pbar_t - L), pbar_t = p(u_t) after the last job
+    prices = mech.prices(inst)
+    pbar = prices.L * prices.base ** (out.relaxed_usage / prices.capacity)
+    assert out.relaxed_welfare >= 5 / (2 * math.log(32)) * float((pbar - prices.L).sum()) - 1e-9
+    assert math.isclose(5 / (2 * math.log(32)) * float((pbar - prices.L).sum()), 5 / (2 * math.log(32)) * 7.5)
+
+
+def test_t4_benchmarks() -> None:
+    inst = t4_instance()
+    h = exact_sow(inst, variant="hindsight")
+    assert h.status is Status.OPTIMAL and math.isclose(h.objective, 1.75)
+    lp_r, lp_rp = exact_sow(inst, variant="lp-r"), exact_sow(inst, variant="lp-rp")
+    assert math.isclose(lp_r.objective, 2.0) and math.isclose(lp_rp.objective, lp_r.objective)   # (B4), sigma = l
+    assert h.objective <= lp_r.objective + 1e-9                                               # (B1)
+    delta = 0.25
+    scaled = exact_sow(inst, variant="lp-r", supply=1 / (1 + delta))
+    assert scaled.objective >= lp_r.objective / (1 + delta) - 1e-9                            # (B2)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_hindsight_matches_brute_force_and_bounds_every_run(seed: int) -> None:
+    inst = random_instance(seed, signal="l" if seed % 2 else "const")
+    reals = realizations(inst)
+    assert reals.exact and math.isclose(reals.weights.sum(), 1.0)
+    h = exact_sow(inst, variant="hindsight", verify=seed < 3)
+    assert h.status is Status.OPTIMAL
+    truth = np.array([brute_force_hindsight(inst, reals.row(m)) for m in range(len(reals))])
+    assert np.allclose(h.schedule, truth, atol=1e-9)
+    assert math.isclose(h.objective, float(reals.weights @ truth), abs_tol=1e-9)
+    lp_r, lp_rp = exact_sow(inst, variant="lp-r"), exact_sow(inst, variant="lp-rp")
+    assert h.objective <= lp_r.objective + 1e-7 and lp_rp.objective <= lp_r.objective + 1e-7   # (B1), (B4)
+    relaxed = exact_sow(inst, variant="hindsight", relax=True)
+    assert relaxed.objective >= h.objective - 1e-7
+    for policy in (SowMechanism(oracle="exact", seed=seed), SowMechanism(eviction="fifo", seed=seed), GreedyStart()):
+        runs = run_sow(inst, policy)
+        assert runs.problems == []
+        assert np.all(runs.welfare() <= truth + 1e-9)          # every run is a feasible hindsight schedule
+
+
+def test_accounting_and_rationality_t11() -> None:
+    statuses: dict[str, int] = {}
+    for seed in range(40):
+        _check_accounting(seed, statuses)
+    assert statuses["completed"] > 100 and statuses["not_launched"] > 0   # the runs do work
+
+
+def _check_accounting(seed: int, statuses: dict[str, int]) -> None:
+    signal = "l" if seed % 4 else "const"
+    inst = random_instance(100 + seed, jobs=5, signal=signal, births=2, capacity=2 + seed % 3, d_max=1 + seed % 2)
+    cheap = {"eps": 0.05, "low": 0.01, "mu": 2.0}     # cheap prices: many launches, some overloads
+    for mech in (SowMechanism(oracle="exact", seed=seed, **cheap), SowMechanism(oracle="none", seed=seed, **cheap),
+                 SowMechanism(eps=0.2, seed=seed)):
+        runs = run_sow(inst, mech)
+        assert runs.problems == []
+        for out in runs.outcomes:
+            for j in out.jobs:
+                statuses[j.status] = statuses.get(j.status, 0) + 1
+            assert math.isclose(out.welfare, out.revenue + sum(j.utility for j in out.jobs), abs_tol=1e-9)
+            assert np.all(out.load <= inst.capacity)
+            assert out.relaxed_usage.max(initial=0) <= mech.reduction(inst).relaxed_capacity + 1e-9
+            for j in out.jobs:
+                assert j.estimated_utility >= 0
+                if signal == "l" and j.status == "completed":      # ex-post IR with sigma = l
+                    assert j.payment <= j.value + 1e-9
+
+
+def test_later_births_change_nothing_before_them_t5() -> None:
+    base = random_instance(7, jobs=4, capacity=2, births=2)
+    extra = random_instance(8, jobs=3, capacity=2, births=2)
+    later = tuple(replace(j, id=f"x{n}", birth=j.birth + 2,
+                          sow=replace(j.sow, support=tuple(replace(p, arrival=p.arrival + 2) for p in j.sow.support)))
+                  for n, j in enumerate(extra.jobs))
+    grown = base.with_jobs(base.jobs + later)
+    small_reals = realizations(base)
+    mech = SowMechanism(eps=0.2, seed=3)
+    for m in range(len(small_reals)):
+        real = small_reals.row(m)
+        ext = Realization(real.arrival + tuple(p.support[0].arrival for p in (j.sow for j in later)),
+                          real.duration + tuple(j.sow.support[0].duration for j in later),
+                          real.signal + tuple(j.sow.support[0].signal for j in later))
+        a, b = mech.simulate(base, real, m), mech.simulate(grown, ext, m)
+        for x, y in zip(a.jobs, b.jobs[:base.num_jobs], strict=True):
+            assert (x.plan, x.start, x.status, x.completion, x.payment) == (y.plan, y.start, y.status, y.completion,
+                                                                              y.payment)
+            assert x.max_estimate == y.max_estimate and np.array_equal(x.prices[:5], y.prices[:5])
+
+
+def test_no_failure_no_switch_claim_4_2_t6() -> None:
+    for seed in range(10):
+        inst = random_instance(200 + seed, jobs=5, capacity=50)
+        reals = realizations(inst)
+        for m in range(len(reals)):
+            with_oracle = SowMechanism(oracle="exact").simulate(inst, reals.row(m), m)
+            plain = SowMechanism(oracle="none").simulate(inst, reals.row(m), m)
+            assert all(j.max_estimate == 0 and not j.switched for j in with_oracle.jobs)
+            assert [j.plan for j in with_oracle.jobs] == [j.plan for j in plain.jobs]
+    seen_switch = removed = 0
+    for seed in range(3):   # cheap prices and uncertain arrivals: overloads happen, the oracle sees them coming
+        inst = generate_sow(jobs=30, capacity=4, d_max=1, max_duration=3, window=5, support=3, load=2.0, seed=seed)
+        runs = run_sow(inst, SowMechanism(eps=0.2, eps0=0.0, low=0.01, mu=2.0, seed=seed), samples=10)
+        assert runs.problems == []
+        for out in runs.outcomes:
+            for j in out.jobs:
+                removed += j.status in ("evicted", "cancelled")
+                if j.switched:
+                    seen_switch += 1
+                    assert j.max_estimate > 0
+    assert seen_switch > 0 and removed > 0
+
+
+def test_checker_catches_tampered_runs() -> None:
+    inst = t3_instance()
+    runs = run_sow(inst, SowMechanism())
+    real = runs.realizations.row(0)
+    out = runs.outcomes[0]
+    out.jobs[0].payment += 1.0
+    assert any("pays" in p for p in sow_check.check(inst, real, out))
+    out.jobs[0].payment -= 1.0
+    out.jobs[8].status, out.jobs[8].start, out.jobs[8].completion, out.jobs[8].value = "completed", 2, 2, 4.0
+    problems = sow_check.check(inst, real, out)
+    assert any("plan says" in p for p in problems)
+    inst_small = replace(inst, capacity=3)
+    assert any("load" in p for p in sow_check.check(inst_small, real, runs.outcomes[0]))
+
+
+def test_lifo_and_fifo_evict_differently() -> None:
+    # C = 2, three identical unit jobs born at 1: a = 2 (prob 0.3, l = 2) or a = 4; each plans start-on-arrival.
+    # When all three arrive at 2 the load is 3: LIFO cancels j3, FIFO cancels j1.
+    job = {"birth": 1, "width": 1, "values": [4, 4, 4, 4, 4],
+           "support": [{"arrival": 2, "duration": 2, "prob": 0.3}, {"arrival": 4, "duration": 2, "prob": 0.7}]}
+    doc = {"format": "mlsched/v1", "family": "sow", "name": "clash", "capacity": 2, "d_max": 1, "max_duration": 2,
+           "max_value": 4, "window": 5, "jobs": [{"id": f"j{n}", **job} for n in (1, 2, 3)]}
+    inst = loads(json.dumps(doc))
+    real = Realization((2, 2, 2), (2, 2, 2), (2, 2, 2))
+    cheap = {"oracle": "none", "eps": 0.05, "low": 0.01, "mu": 2.0}
+    lifo = SowMechanism(**cheap).simulate(inst, real)
+    fifo = SowMechanism(eviction="fifo", **cheap).simulate(inst, real)
+    assert [j.plan[(2, 2)] for j in lifo.jobs] == [2, 2, 2]
+    assert [j.status for j in lifo.jobs] == ["completed", "completed", "cancelled"]
+    assert [j.status for j in fifo.jobs] == ["cancelled", "completed", "completed"]
+    assert lifo.jobs[2].removed_at == 2 and lifo.load[2] == 2
+    assert sow_check.check(inst, real, lifo) == [] and sow_check.check(inst, real, fifo) == []
+    lifo.jobs[1].status, lifo.jobs[1].removed_at = "cancelled", 2     # a removal LIFO would not make
+    assert any("LIFO" in p for p in sow_check.check(inst, real, lifo))
+
+
+def test_round_trip_and_sampled_realizations_are_paired() -> None:
+    inst = random_instance(5, jobs=12)
+    assert loads(dumps(inst)) == inst
+    few = realizations(inst, samples=10, seed=4)
+    assert not few.exact and len(few) == 10
+    again = realizations(inst.with_jobs(inst.jobs[:3]), samples=10, seed=4)
+    if not again.exact:
+        assert np.array_equal(few.arrival[:, :3], again.arrival)
+    h = exact_sow(inst, samples=10, seed=4)
+    assert "95% CI" in h.message and h.status is Status.OPTIMAL
+    runs = run_sow(inst, GreedyStart(), samples=10, seed=4)
+    assert np.all(runs.welfare() <= h.schedule + 1e-9)
