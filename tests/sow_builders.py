@@ -32,28 +32,6 @@ def t4_instance() -> SowInstance:
                               max_value=1, window=2, name="T4"))
 
 
-def random_instance(seed: int, *, jobs: int = 4, capacity: int | None = None, d_max: int = 2, max_duration: int = 3,
-                    window: int = 4, max_value: float = 6.0, signal: str = "l", births: int = 3) -> SowInstance:
-    """A tiny instance: up to 2 support points per job, random births, widths and step values."""
-    rng = np.random.default_rng(seed)
-    cap = int(rng.integers(3, 7)) if capacity is None else capacity
-    docs = []
-    for j, b in enumerate(sorted(rng.integers(1, births + 1, size=jobs).tolist())):
-        points: dict[tuple[int, int], int] = {}
-        for _ in range(int(rng.integers(1, 3))):
-            points.setdefault((b + int(rng.integers(0, 2)), int(rng.integers(1, max_duration + 1))),
-                              int(rng.integers(1, 4)))
-        total = sum(points.values())
-        v0 = float(rng.integers(1, int(max_value) + 1))
-        cut = int(rng.integers(1, window + 1))
-        docs.append({"id": f"j{j + 1}", "birth": b, "width": int(rng.integers(1, d_max + 1)),
-                     "values": [v0 if i < cut else 0.0 for i in range(window)],
-                     "support": [{"arrival": a, "duration": l, "signal": l if signal == "l" else 0, "prob": c / total}
-                                 for (a, l), c in sorted(points.items())]})
-    return from_dict(document(docs, capacity=cap, d_max=d_max, max_duration=max_duration, max_value=max_value,
-                              window=window, name=f"random-{seed}"))
-
-
 def brute_force_hindsight(instance: SowInstance, realization: Realization) -> float:
     """max welfare over every choice of a start (or none) per job that never exceeds C."""
     T = instance.horizon

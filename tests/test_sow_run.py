@@ -12,13 +12,13 @@ import pytest
 from mlsched.baselines.sow import GreedyStart
 from mlsched.exact import exact_sow
 from mlsched.instance import dumps, loads
-from mlsched.instance.generators.sow import generate_sow
+from mlsched.instance.generators.sow import generate_sow, tiny_sow
 from mlsched.instance.sow import Realization
 from mlsched.online.sow.mechanism import SowMechanism
 from mlsched.sim import sow_check
 from mlsched.sim.sow_run import realizations, run_sow
 from mlsched.solve import Status
-from sow_builders import brute_force_hindsight, random_instance, t3_instance, t4_instance
+from sow_builders import brute_force_hindsight, t3_instance, t4_instance
 
 
 def test_t3_through_the_round_loop() -> None:
@@ -60,7 +60,7 @@ def test_t4_benchmarks() -> None:
 
 @pytest.mark.parametrize("seed", range(12))
 def test_hindsight_matches_brute_force_and_bounds_every_run(seed: int) -> None:
-    inst = random_instance(seed, signal="l" if seed % 2 else "const")
+    inst = tiny_sow(seed, signal="l" if seed % 2 else "const")
     reals = realizations(inst)
     assert reals.exact and math.isclose(reals.weights.sum(), 1.0)
     h = exact_sow(inst, variant="hindsight", verify=seed < 3)
@@ -87,7 +87,7 @@ def test_accounting_and_rationality_t11() -> None:
 
 def _check_accounting(seed: int, statuses: dict[str, int]) -> None:
     signal = "l" if seed % 4 else "const"
-    inst = random_instance(100 + seed, jobs=5, signal=signal, births=2, capacity=2 + seed % 3, d_max=1 + seed % 2)
+    inst = tiny_sow(100 + seed, jobs=5, signal=signal, births=2, capacity=2 + seed % 3, d_max=1 + seed % 2)
     cheap = {"eps": 0.05, "low": 0.01, "mu": 2.0}     # cheap prices: many launches, some overloads
     for mech in (SowMechanism(oracle="exact", seed=seed, **cheap), SowMechanism(oracle="none", seed=seed, **cheap),
                  SowMechanism(eps=0.2, seed=seed)):
@@ -106,8 +106,8 @@ def _check_accounting(seed: int, statuses: dict[str, int]) -> None:
 
 
 def test_later_births_change_nothing_before_them_t5() -> None:
-    base = random_instance(7, jobs=4, capacity=2, births=2)
-    extra = random_instance(8, jobs=3, capacity=2, births=2)
+    base = tiny_sow(7, jobs=4, capacity=2, births=2)
+    extra = tiny_sow(8, jobs=3, capacity=2, births=2)
     later = tuple(replace(j, id=f"x{n}", birth=j.birth + 2,
                           sow=replace(j.sow, support=tuple(replace(p, arrival=p.arrival + 2) for p in j.sow.support)))
                   for n, j in enumerate(extra.jobs))
@@ -128,7 +128,7 @@ def test_later_births_change_nothing_before_them_t5() -> None:
 
 def test_no_failure_no_switch_claim_4_2_t6() -> None:
     for seed in range(10):
-        inst = random_instance(200 + seed, jobs=5, capacity=50)
+        inst = tiny_sow(200 + seed, jobs=5, capacity=50)
         reals = realizations(inst)
         for m in range(len(reals)):
             with_oracle = SowMechanism(oracle="exact").simulate(inst, reals.row(m), m)
@@ -186,7 +186,7 @@ def test_lifo_and_fifo_evict_differently() -> None:
 
 
 def test_round_trip_and_sampled_realizations_are_paired() -> None:
-    inst = random_instance(5, jobs=12)
+    inst = tiny_sow(5, jobs=12)
     assert loads(dumps(inst)) == inst
     few = realizations(inst, samples=10, seed=4)
     assert not few.exact and len(few) == 10

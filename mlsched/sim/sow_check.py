@@ -3,7 +3,8 @@ realization and the run's outcome; it imports nothing from the mechanism.
 
 Per job, from its recorded plan, start, status, removal round and announced price table:
   * a launched job starts at pi_j(a_j, sigma_j) >= a_j; a realization outside the reported support
-    or a bottom plan entry is not launched;
+    or a bottom plan entry is not launched; a launched job whose duration exceeds every duration
+    reported for its (a, sigma) is stopped at s + (the longest of them);
   * a completed job ends at c = s + l_j - 1 <= T, gets v_j(c) (0 when it ran on fewer nodes than its
     true width) and pays exactly p_{b_j}(s, d'_j, l_j); every other job gets 0 and pays 0;
   * the load of the jobs that ran in round r (completed: s..c; evicted at e: s..e - 1) is <= C;
@@ -34,10 +35,16 @@ def check(instance: SowInstance, realization: Any, outcome: Any) -> list[str]:
         width = job.reported.width
         planned = out.plan.get((a, sig), "outside")
         where = f"job {job.id}"
-        if out.status in _ENDED_AT_ARRIVAL:
+        if out.status in _ENDED_AT_ARRIVAL and out.start is None:
             expected = "outside_support" if planned == "outside" else "not_launched"
             if out.status != expected or (planned not in (None, "outside")):
                 problems.append(f"{where}: status {out.status} but the plan gives {planned!r} for (a, sigma) = ({a}, {sig})")
+        elif out.status == "outside_support":     # stopped once it outlived every duration reported for (a, sigma)
+            longest = max((p.duration for p in job.reported.support if (p.arrival, p.signal) == (a, sig)), default=0)
+            if out.start != planned or l <= longest or out.removed_at != out.start + longest:
+                problems.append(f"{where}: stopped at {out.removed_at} as outside its report, but it starts at "
+                                f"{out.start} (plan {planned!r}), runs {l} rounds and reports at most {longest}")
+            occupied[out.start:out.removed_at] += width
         elif out.start is not None or out.status == "completed":
             if out.start != planned:
                 problems.append(f"{where}: starts at {out.start}, the plan says {planned!r}")
@@ -91,7 +98,7 @@ def _active_at(job: Any, out: Any, arrival: int, r: int) -> bool:
     """Active at round r's removal step: born, not ended at an earlier round, not unlaunched at arrival."""
     if job.birth > r:
         return False
-    if out.status in _ENDED_AT_ARRIVAL and arrival <= r:
+    if out.status in _ENDED_AT_ARRIVAL and (arrival if out.start is None else out.removed_at) <= r:
         return False
     if out.status == "completed" and out.completion is not None and out.completion < r:
         return False

@@ -60,3 +60,28 @@ def _values(rng: np.random.Generator, max_duration: int, window: int, max_value:
     first, second = sorted(int(x) for x in rng.integers(max_duration - 1, window, size=2))
     half = v0 / 2 if v0 / 2 >= 1 else 0.0
     return tuple(v0 if i <= first else half if i <= second else 0.0 for i in range(window))
+
+
+def tiny_sow(seed: int, *, jobs: int = 4, capacity: int | None = None, d_max: int = 2, max_duration: int = 3,
+             window: int = 4, max_value: float = 6.0, signal: str = "l", births: int = 3) -> SowInstance:
+    """A tiny instance for brute force and exact oracles: births on 1..``births``, 1-2 support points per
+    job (a in {b, b + 1}), integer step values v0 ~ U{1..V} up to a random cut; C ~ U{3..6} unless given."""
+    rng = np.random.default_rng(seed)
+    cap = int(rng.integers(3, 7)) if capacity is None else capacity
+    out = []
+    for j, b in enumerate(sorted(rng.integers(1, births + 1, size=jobs).tolist())):
+        points: dict[tuple[int, int], int] = {}
+        for _ in range(int(rng.integers(1, 3))):
+            points.setdefault((b + int(rng.integers(0, 2)), int(rng.integers(1, max_duration + 1))),
+                              int(rng.integers(1, 4)))
+        total = sum(points.values())
+        v0 = float(rng.integers(1, int(max_value) + 1))
+        cut = int(rng.integers(1, window + 1))
+        width = int(rng.integers(1, d_max + 1))
+        sup = tuple(SupportPoint(arrival=a, duration=l, signal=l if signal == "l" else 0, prob=c / total)
+                    for (a, l), c in sorted(points.items()))
+        out.append(SowJob(id=f"j{j + 1}", birth=b, sow=Sow(width=width, values=tuple(v0 if i < cut else 0.0
+                                                                                     for i in range(window)),
+                                                           support=sup)))
+    return SowInstance(name=f"tiny-{seed}", capacity=cap, d_max=d_max, max_duration=max_duration,
+                       max_value=float(max_value), window=window, jobs=tuple(out))

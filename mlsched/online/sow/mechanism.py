@@ -7,7 +7,8 @@ For tau = 1..T:
      active jobs, zeroed below eps0 and closed monotonically in (d, l); plan pi_j = argmax (1)-(2) on
      the reported SoW; A is forced to allocate x(pi_j): u[t] += x(pi_j)_t; switched_j logged;
   2. each active job arriving at tau reveals (a, sigma); s_j = pi_j(a, sigma) (a realization outside
-     the reported support, or bottom, leaves unlaunched);
+     the reported support, or bottom, leaves unlaunched); a running job that outlives the longest
+     duration its report gives for its (a, sigma) is stopped (outside its reported support, pays 0);
   3. while the committed load at tau exceeds C, remove active jobs latest-born first (LIFO, §3.3;
      ``eviction="fifo"`` removes the earliest-born first: baseline (d) of §8);
   4. jobs run; a job ending at tau completes, gets v_j(tau) and pays p_{b_j}(s_j, d_j, l_j).
@@ -225,8 +226,8 @@ class _Run:
             need = max(1, tau - s + 1)
             points = [(p.prob, p.duration) for p in sow.support
                       if (p.arrival, p.signal) == (a, sig) and p.duration >= need]
-            if not points:   # running past every reported duration: assume the longest possible run
-                return [(1.0, s, max(need, self.inst.max_duration))]
+            if not points:   # it outlived every reported duration: it is stopped at tau (step 2)
+                return [(1.0, None, 1)]
             total = sum(w for w, _ in points)
             return [(w / total, s, l) for w, l in points]
         points = [p for p in sow.support if p.arrival >= tau]
@@ -237,7 +238,12 @@ class _Run:
 
     # -- steps 2-4 ------------------------------------------------------------------------------
     def _arrivals(self, tau: int) -> None:
+        """Starts of the jobs arriving at tau, and stops of running jobs that outlived their report."""
         for i, out in enumerate(self.outcomes):
+            if out.status == "scheduled" and out.start is not None and out.start < tau:
+                if tau > out.start + self._longest_reported(i) - 1:
+                    out.status, out.removed_at = "outside_support", tau
+                continue
             if out.status == "waiting" and self.real.arrival[i] == tau:
                 key = (tau, self.real.signal[i])
                 if key not in out.plan:
@@ -246,6 +252,11 @@ class _Run:
                     out.status, out.removed_at = "not_launched", tau
                 else:
                     out.status, out.start = "scheduled", out.plan[key]
+
+    def _longest_reported(self, i: int) -> int:
+        """The longest duration job i's report allows for its realized (a, sigma)."""
+        key = (self.real.arrival[i], self.real.signal[i])
+        return max(p.duration for p in self.inst.jobs[i].reported.support if (p.arrival, p.signal) == key)
 
     def _contributes(self, i: int, tau: int) -> bool:
         out = self.outcomes[i]
