@@ -147,7 +147,9 @@ def _parser() -> argparse.ArgumentParser:
     ga.add_argument("--force", action="store_true")
     ga.set_defaults(handler=_generate_astraea)
 
-    gs = gsub.add_parser("sow", help="SoW instances, adversarial variant (truthful SoW spec §1.2, §8)")
+    gs = gsub.add_parser("sow", help="SoW instances, adversarial or stochastic (truthful SoW spec §1.2, §1.4, §8)")
+    gs.add_argument("--variant", default="adversarial", choices=("adversarial", "stochastic"))
+    gs.add_argument("--sows", type=_positive_int, default=3, help="stochastic: SoWs in each job's distribution G_j")
     gs.add_argument("--jobs", type=_positive_int, default=20)
     gs.add_argument("--capacity", type=_positive_int, default=8, help="C nodes")
     gs.add_argument("--dmax", type=_positive_int, default=2, help="largest width d_max")
@@ -331,7 +333,7 @@ _TABLE_COLUMNS = ["instance", "algorithm", "total_utility", "reward", "average_r
                   "max_rho", "median_rho", "jain", "gpu_hours", "placement_score", "max_rho_slotted",
                   "welfare", "revenue", "var_alpha", "utilization", "makespan", "evicted_rate", "switched_rate", "pr", "opt",
                   "opt_bound", "ratio", "ratio_low",
-                  "ratio_high", "admitted", "completed", "jobs", "wall_seconds"]
+                  "ratio_high", "admitted", "completed", "jobs", "check_problems", "wall_seconds"]
 
 
 def _print_table(frame: pd.DataFrame) -> None:
@@ -466,7 +468,7 @@ def _generate_sow(args: argparse.Namespace) -> int:
     _refuse_overwrite(args.output, args.force)
     inst = generate_sow(jobs=args.jobs, capacity=args.capacity, d_max=args.dmax, max_duration=args.max_duration,
                         window=args.delta, max_value=args.max_value, signal=args.signal, support=args.support,
-                        load=args.load, seed=args.seed)
+                        load=args.load, variant=args.variant, sows=args.sows, seed=args.seed)
     return _save_generated(inst, args)
 
 

@@ -295,7 +295,7 @@ def exact_sow(instance: SowInstance, *, variant: str = "hindsight", relax: bool 
               seed: int = 0, supply: float | None = None) -> SolveReport:
     """The SoW benchmarks (spec §2.3, §2.5): OPT(I) = E[H] over the realizations a run uses
     (enumerated, or ``samples`` paired draws: the message gives the 95% confidence interval), or
-    LP-R / LP-RP at ``supply`` (default C). ``relax`` averages H's LP relaxation instead.
+    LP-R / LP-RP / LP-E at ``supply`` (default C). ``relax`` averages H's LP relaxation instead.
 
     Each ILP H solve runs HiGHS with presolve off; its solution is checked against the packing's
     rows and rescored; with ``verify`` each distinct realization's model is also solved through
@@ -303,14 +303,14 @@ def exact_sow(instance: SowInstance, *, variant: str = "hindsight", relax: bool 
     if variant not in sow.SOW_VARIANTS:
         raise UsageError(f"unknown SoW variant {variant!r}; choose one of {', '.join(sow.SOW_VARIANTS)}")
     if variant != "hindsight":
-        pack = (sow.randomized_relaxed if variant == "lp-r" else sow.plan_consistent)(instance, supply)
+        pack = sow.relaxed_packing(instance, variant, supply)
         if pack.size == 0:
             return SolveReport(Status.OPTIMAL, 0.0, 0.0, 0.0, 0.0, 0.0, "none", relaxed=True, message="no columns")
         return solve(sow.build(instance, variant=variant, supply=supply), time_limit=time_limit)
     reals = sow_run.realizations(instance, samples=samples, seed=seed)
     distinct: dict[tuple, list[int]] = {}
     for m in range(len(reals)):
-        key = (tuple(reals.arrival[m]), tuple(reals.duration[m]))
+        key = (tuple(reals.arrival[m]), tuple(reals.duration[m]), tuple(reals.sow_index[m]))
         distinct.setdefault(key, []).append(m)
     verify_each = not relax and (verify is True or (verify == "auto" and len(distinct) <= VERIFY_REALIZATIONS))
     budget, tick = TimeBudget(time_limit), time.perf_counter()
@@ -318,7 +318,7 @@ def exact_sow(instance: SowInstance, *, variant: str = "hindsight", relax: bool 
     proven, notes = True, []
     for members in distinct.values():
         real = reals.row(members[0])
-        pack = sow.hindsight(instance, real, supply)
+        pack = sow.hindsight(instance.concrete(real.sow_index), real, supply)
         value, bound, ok, note = _solve_packing(pack, relax, budget, verify_each, instance.name)
         values[members], bounds[members] = value, bound
         proven &= ok

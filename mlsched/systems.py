@@ -168,7 +168,7 @@ def _sow() -> System:
 
     algorithms: dict[str, Callable[..., Any]] = {
         "sow-adversarial": SowMechanism, "sow-fifo": partial(SowMechanism, eviction="fifo", name="sow-fifo"),
-        "greedy": GreedyStart}
+        "sow-stochastic": partial(SowMechanism, menu="bundles", name="sow-stochastic"), "greedy": GreedyStart}
     return System(name="sow", family="sow", variants=sow.SOW_VARIANTS, algorithms=algorithms,
                   default_algorithms=("sow-adversarial", "sow-fifo", "greedy"), score_name="welfare", exact=exact_sow,
                   run=run, evaluate=lambda instance, result: result.summary(instance), build=sow.build,

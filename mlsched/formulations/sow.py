@@ -16,7 +16,11 @@ group g(c) and a usage u_c(t) per round:
 * LP-RP (§2.3, A3): columns (j, g, s) for every group g = (a, sigma), a <= s <= min(T, b_j + Delta - 1),
   val = sum_{k in g} w_k v_j(s + l_k - 1), u(t) = sum_{k in g} w_k d_j 1[s <= t <= s + l_k - 1]; group
   (j, g). Completions past min(T, b_j + Delta - 1) are worth 0 (A2, A14).
-Columns of value 0 are dropped (they never help). The programs use the true SoWs.
+* LP-E (App. E, stochastic variant): outcomes o = (S, k, I) of job j with S in supp(G_j); with
+  y_o = x_o / pr_j(S): columns (j, S, k, s), val = pr_j(S) w_k v_S(s + l_k - 1), u = pr_j(S) w_k d_S on
+  the interval, group (j, S, k) (so sum_I x_(S,k,I) <= pr_j(S)). On a fixed-SoW instance LP-E = LP-R.
+Columns of value 0 are dropped (they never help). The programs use the true SoWs; LP-R and LP-RP
+need them fixed (a stochastic instance's SoWs are drawn per run: use LP-E, or E[H]).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from mlsched.errors import UsageError
 from mlsched.instance.sow import Realization, SowInstance, completion
 from mlsched.solve import ArrayProgram, Built
 
-SOW_VARIANTS = ("hindsight", "lp-r", "lp-rp")
+SOW_VARIANTS = ("hindsight", "lp-r", "lp-rp", "lp-e")
 
 
 @dataclass
@@ -119,6 +123,27 @@ def randomized_relaxed(instance: SowInstance, supply: float | None = None) -> Pa
     return pack
 
 
+def expected_relaxed(instance: SowInstance, supply: float | None = None) -> Packing:
+    """LP-E's columns: one per (job, SoW of G_j, task, start), scaled by pr_j(S)."""
+    pack = Packing(supply=instance.capacity if supply is None else supply)
+    for j, job in enumerate(instance.jobs):
+        for g, (pr, sow) in enumerate(instance.sow_choices(j)):
+            for k, p in enumerate(sow.support):
+                for s in range(p.arrival, instance.last_start(job) - p.duration + 2):
+                    pack.add((j, g, k, s), (j, g, k), pr * p.prob * sow.value(job.birth, completion(s, p.duration)),
+                             {t: pr * p.prob * sow.width for t in range(s, s + p.duration)})
+    return pack
+
+
+def relaxed_packing(instance: SowInstance, variant: str, supply: float | None = None) -> Packing:
+    """The columns of LP-R, LP-RP or LP-E."""
+    if variant == "lp-e":
+        return expected_relaxed(instance, supply)
+    if instance.stochastic:
+        raise UsageError(f"{variant} needs fixed SoWs; this instance draws them from distributions (use lp-e)")
+    return (randomized_relaxed if variant == "lp-r" else plan_consistent)(instance, supply)
+
+
 def plan_consistent(instance: SowInstance, supply: float | None = None) -> Packing:
     """LP-RP's columns: one per (job, (a, sigma) group, shared start)."""
     pack = Packing(supply=instance.capacity if supply is None else supply)
@@ -141,15 +166,14 @@ def plan_consistent(instance: SowInstance, supply: float | None = None) -> Packi
 
 def build(instance: SowInstance, *, variant: str = "lp-r", relax: bool = False, supply: float | None = None,
           realization: Realization | None = None) -> Built:
-    """The Pyomo model of LP-R or LP-RP, or of ILP H for one ``realization``."""
+    """The Pyomo model of LP-R, LP-RP or LP-E, or of ILP H for one ``realization``."""
     tick = time.perf_counter()
     if variant == "hindsight":
         if realization is None:
             raise UsageError("ILP H is one program per realization; writing a model applies to lp-r and lp-rp")
-        pack, integer = hindsight(instance, realization, supply), not relax
+        pack, integer = hindsight(instance.concrete(realization.sow_index), realization, supply), not relax
     else:
-        pack = (randomized_relaxed if variant == "lp-r" else plan_consistent)(instance, supply)
-        integer = False
+        pack, integer = relaxed_packing(instance, variant, supply), False
     model = pack.model(f"{instance.name}-{variant}", integer=integer)
     return Built(model=model, name=model.name, sense="max", relaxed=not integer,
                  build_seconds=time.perf_counter() - tick)

@@ -18,6 +18,11 @@ is 0 or in [1, V]; every support point has arrival a >= b_j, duration 1 <= l <= 
 probabilities sum to 1. Jobs are listed in submission order (births non-decreasing); same-round
 births are processed in list order (A12). ``reported`` replaces any of ``width``, ``values``,
 ``support`` in what the mechanism sees; the job's true SoW still decides its realization and value.
+
+Stochastic variant (§1.4): a job may give ``"distribution": [{"prob": p, "width": ..., "values": ...,
+"support": [...]}, ...]`` (G_j, probabilities summing to 1) in place of its own width, values and
+support; its SoW is drawn from G_j before the run (:meth:`SowInstance.concrete`), and the first entry
+stands for it until then. Such jobs take no ``reported`` SoW.
 Without ``horizon``, T = max_j b_j + Delta + D (A14). Completion of a job started at s with duration
 l is c = s + l - 1 (A2, :func:`completion`).
 """
@@ -88,14 +93,16 @@ class Realization:
     arrival: tuple[int, ...]
     duration: tuple[int, ...]
     signal: tuple[int, ...]
+    sow_index: tuple[int, ...] = ()     # stochastic variant: each job's draw from G_j
 
 
 @dataclass(frozen=True)
 class SowJob:
     id: str
     birth: int                     # b_j
-    sow: Sow                       # the true SoW
+    sow: Sow                       # the true SoW (stochastic variant: G_j's first, until a draw)
     report: Sow | None = None      # a misreport, when given
+    distribution: tuple[tuple[float, Sow], ...] = ()   # G_j of the stochastic variant
 
     @property
     def reported(self) -> Sow:
@@ -135,9 +142,26 @@ class SowInstance:
         """The last useful start round: min(T, b_j + Delta - 1)."""
         return min(self.horizon, job.birth + self.window - 1)
 
+    @property
+    def stochastic(self) -> bool:
+        return any(j.distribution for j in self.jobs)
+
+    def sow_choices(self, j: int) -> tuple[tuple[float, Sow], ...]:
+        """G_j: (probability, SoW) pairs; a job with a fixed SoW has one, of probability 1."""
+        job = self.jobs[j]
+        return job.distribution or ((1.0, job.sow),)
+
+    def concrete(self, sow_index: tuple[int, ...]) -> SowInstance:
+        """The instance with each stochastic job's SoW drawn (``sow_index[j]`` into G_j)."""
+        if not self.stochastic:
+            return self
+        jobs = tuple(replace(job, sow=self.sow_choices(j)[k][1], distribution=()) if job.distribution else job
+                     for j, (job, k) in enumerate(zip(self.jobs, sow_index, strict=True)))
+        return replace(self, jobs=jobs, expected={})
+
     def support_points(self) -> int:
-        """The number of joint realizations: the product of the true supports' sizes."""
-        return math.prod(len(j.sow.support) for j in self.jobs)
+        """The number of joint realizations: the product over jobs of their (SoW, support point) pairs."""
+        return math.prod(sum(len(s.support) for _, s in self.sow_choices(j)) for j in range(self.num_jobs))
 
     def with_jobs(self, jobs: tuple[SowJob, ...]) -> SowInstance:
         return replace(self, jobs=jobs, expected={})
@@ -148,6 +172,9 @@ class SowInstance:
 
     def to_dict(self) -> dict[str, Any]:
         def job(j: SowJob) -> dict[str, Any]:
+            if j.distribution:
+                return {"id": j.id, "birth": j.birth,
+                        "distribution": [{"prob": p, **s.to_dict()} for p, s in j.distribution]}
             doc: dict[str, Any] = {"id": j.id, "birth": j.birth, **j.sow.to_dict()}
             if j.report is not None:
                 doc["reported"] = j.report.to_dict()
@@ -177,15 +204,19 @@ def read_sow(top: Fields) -> SowInstance:
     limits = _Limits(d_max, max_duration, max_value, window)
     jobs = []
     for n, f in enumerate(top.objects("jobs")):
-        f.unknown_keys({"id", "birth", "reported"} | _SOW_KEYS)
+        f.unknown_keys({"id", "birth", "reported", "distribution"} | _SOW_KEYS)
         birth = int(f.number("birth", integer=True, minimum=1, maximum=MAX_ROUNDS) or 1)
+        job_id = f.string("id", default=str(n + 1))
+        if f.has("distribution"):
+            jobs.append(_stochastic_job(f, job_id, birth, limits))
+            continue
         sow = _read_sow(f, birth, limits, None)
         report = None
         if f.has("reported"):
             rf = f.obj("reported")
             rf.unknown_keys(_SOW_KEYS)
             report = _read_sow(rf, birth, limits, sow)
-        jobs.append(SowJob(id=f.string("id", default=str(n + 1)), birth=birth, sow=sow, report=report))
+        jobs.append(SowJob(id=job_id, birth=birth, sow=sow, report=report))
     seen: dict[str, int] = {}
     for n, j in enumerate(jobs):
         if j.id in seen:
@@ -207,6 +238,22 @@ class _Limits:
     max_duration: int
     max_value: float
     window: int
+
+
+def _stochastic_job(f: Fields, job_id: str, birth: int, limits: _Limits) -> SowJob:
+    """A job of the stochastic variant: G_j, a list of (prob, SoW) with probabilities summing to 1."""
+    for key in ("reported", *sorted(_SOW_KEYS)):
+        if f.has(key):
+            f.problems.add(f"{f.path}.{key}", "a job with a distribution takes its SoWs from it; remove this field")
+    choices = []
+    for g in f.objects("distribution", min_items=1):
+        g.unknown_keys({"prob"} | _SOW_KEYS)
+        choices.append((float(g.number("prob", greater_than=0, maximum=1) or 0.0), _read_sow(g, birth, limits, None)))
+    total = sum(p for p, _ in choices)
+    if choices and abs(total - 1.0) > PROB_TOLERANCE:
+        f.problems.add(f"{f.path}.distribution", f"probabilities sum to {total:.12g}, not 1")
+    first = choices[0][1] if choices else Sow(width=1, values=(), support=())
+    return SowJob(id=job_id, birth=birth, sow=first, distribution=tuple(choices))
 
 
 def _read_sow(f: Fields, birth: int, limits: _Limits, truth: Sow | None) -> Sow:

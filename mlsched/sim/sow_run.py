@@ -30,6 +30,7 @@ class RealizationSet:
     arrival: np.ndarray      # [m, n]
     duration: np.ndarray
     signal: np.ndarray
+    sow_index: np.ndarray    # [m, n]: each job's SoW drawn from G_j (0 for fixed SoWs)
     weights: np.ndarray      # [m], summing to 1
     exact: bool              # enumerated (True) or sampled
 
@@ -38,30 +39,36 @@ class RealizationSet:
 
     def row(self, m: int) -> Realization:
         return Realization(tuple(int(x) for x in self.arrival[m]), tuple(int(x) for x in self.duration[m]),
-                           tuple(int(x) for x in self.signal[m]))
+                           tuple(int(x) for x in self.signal[m]), tuple(int(x) for x in self.sow_index[m]))
 
 
 def realizations(instance: SowInstance, *, samples: int = DEFAULT_SAMPLES, seed: int = 0) -> RealizationSet:
-    """Every joint realization with its probability, or ``samples`` paired draws (see module doc)."""
+    """Every joint realization with its probability, or ``samples`` paired draws (see module doc).
+    In the stochastic variant a job's draw is its SoW from G_j together with that SoW's (a, l, sigma)."""
     if samples < 1:
         raise UsageError(f"samples must be >= 1, got {samples}")
     n = instance.num_jobs
-    supports = [j.sow.support for j in instance.jobs]
+    options = [[(g * p.prob, k, p) for k, (g, sow) in enumerate(instance.sow_choices(j)) for p in sow.support]
+               for j in range(n)]
     if instance.support_points() <= samples:
-        combos = list(itertools.product(*supports)) if n else [()]
-        arr = np.array([[p.arrival for p in c] for c in combos], dtype=np.int64).reshape(-1, n)
-        dur = np.array([[p.duration for p in c] for c in combos], dtype=np.int64).reshape(-1, n)
-        sig = np.array([[p.signal for p in c] for c in combos], dtype=np.int64).reshape(-1, n)
-        w = np.array([math.prod(p.prob for p in c) for c in combos])
-        return RealizationSet(arr, dur, sig, w / w.sum(), exact=True)
-    arr = np.zeros((samples, n), dtype=np.int64)
-    dur, sig = np.zeros_like(arr), np.zeros_like(arr)
-    for j, support in enumerate(supports):
-        probs = np.array([p.prob for p in support])
+        combos = list(itertools.product(*options)) if n else [()]
+        w = np.array([math.prod(o[0] for o in c) for c in combos])
+        picked = [[(o[1], o[2]) for o in c] for c in combos]
+        return _realization_set(picked, n, w / w.sum(), exact=True)
+    picked = [[(0, None)] * n for _ in range(samples)]
+    for j, opts in enumerate(options):
+        probs = np.array([o[0] for o in opts])
         for m in range(samples):
-            k = np.random.default_rng([seed, m, j]).choice(len(support), p=probs / probs.sum())
-            arr[m, j], dur[m, j], sig[m, j] = support[k].arrival, support[k].duration, support[k].signal
-    return RealizationSet(arr, dur, sig, np.full(samples, 1.0 / samples), exact=False)
+            k = np.random.default_rng([seed, m, j]).choice(len(opts), p=probs / probs.sum())
+            picked[m][j] = (opts[k][1], opts[k][2])
+    return _realization_set(picked, n, np.full(samples, 1.0 / samples), exact=False)
+
+
+def _realization_set(picked: list[list[tuple[int, Any]]], n: int, weights: np.ndarray, *, exact: bool) -> RealizationSet:
+    def column(get: Any) -> np.ndarray:
+        return np.array([[get(x) for x in row] for row in picked], dtype=np.int64).reshape(-1, n)
+    return RealizationSet(column(lambda x: x[1].arrival), column(lambda x: x[1].duration),
+                          column(lambda x: x[1].signal), column(lambda x: x[0]), weights, exact=exact)
 
 
 @dataclass
@@ -111,15 +118,20 @@ class SowRuns:
 
 def run_sow(instance: SowInstance, policy: Any, *, samples: int = DEFAULT_SAMPLES, seed: int = 0) -> SowRuns:
     """Run ``policy`` (anything with ``simulate(instance, realization, sample)``) on every realization
-    and check each run independently."""
+    and check each run independently; a policy with ``prepare(instance)`` (offline work on the
+    whole instance, e.g. the stochastic variant's bundles) gets it first. In the stochastic variant
+    each run sees the instance with its SoWs drawn."""
     reals = realizations(instance, samples=samples, seed=seed)
     tick = time.perf_counter()
+    if hasattr(policy, "prepare"):
+        policy.prepare(instance)
     outcomes, problems = [], []
     for m in range(len(reals)):
         real = reals.row(m)
-        outcome = policy.simulate(instance, real, m)
+        drawn = instance.concrete(real.sow_index)
+        outcome = policy.simulate(drawn, real, m)
         outcomes.append(outcome)
-        problems.extend(f"realization {m}: {p}" for p in sow_check.check(instance, real, outcome))
+        problems.extend(f"realization {m}: {p}" for p in sow_check.check(drawn, real, outcome))
     constants = policy.constants(instance) if hasattr(policy, "constants") else {}
     return SowRuns(name=getattr(policy, "name", type(policy).__name__), realizations=reals, outcomes=outcomes,
                    problems=problems, constants=constants, wall_seconds=time.perf_counter() - tick, seed=seed)

@@ -7,7 +7,9 @@ The paper has no experiments, so the rule is ours and fixed here:
     sigma = l (``signal="l"``) or 0 for every point (``"const"``); probabilities proportional to
     U{1..4} weights;
   * values: a step down from v0 ~ U[1, V] (two decimals) to v0 / 2 (0 when below 1) after a first
-    deadline, and to 0 after a second one; both deadlines lie in [b + D - 1, b + Delta - 1].
+    deadline, and to 0 after a second one; both deadlines lie in [b + D - 1, b + Delta - 1];
+  * stochastic variant (§1.4): G_j is ``sows`` SoWs drawn by the same rule, with probabilities
+    proportional to U{1..4} weights (sigma = l only).
 """
 
 from __future__ import annotations
@@ -20,13 +22,18 @@ from mlsched.errors import UsageError
 from mlsched.instance.sow import Sow, SowInstance, SowJob, SupportPoint
 
 SIGNALS = ("l", "const")
+VARIANTS = ("adversarial", "stochastic")
 
 
 def generate_sow(*, jobs: int = 20, capacity: int = 8, d_max: int = 2, max_duration: int = 3, window: int = 6,
                  max_value: float = 8.0, signal: str = "l", support: int = 3, load: float = 1.0,
-                 seed: int = 0) -> SowInstance:
+                 variant: str = "adversarial", sows: int = 3, seed: int = 0) -> SowInstance:
     if signal not in SIGNALS:
         raise UsageError(f"signal must be one of {', '.join(SIGNALS)}, got {signal!r}")
+    if variant not in VARIANTS:
+        raise UsageError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+    if variant == "stochastic" and signal != "l":
+        raise UsageError("the stochastic variant needs sigma = l (--signal l)")
     if window < max_duration:
         raise UsageError(f"Delta ({window}) must be at least D ({max_duration}) for the longest job to have value")
     if max_value < 1:
@@ -36,22 +43,35 @@ def generate_sow(*, jobs: int = 20, capacity: int = 8, d_max: int = 2, max_durat
     span = max(1, math.ceil(jobs * demand / (load * capacity)))
     births = np.sort(rng.integers(1, span + 1, size=jobs))
     out = []
+    shape = {"d_max": d_max, "max_duration": max_duration, "window": window, "max_value": max_value,
+             "signal": signal, "support": support}
     for n, b in enumerate(births.tolist()):
-        points: dict[tuple[int, int], int] = {}
-        for _ in range(int(rng.integers(1, support + 1))):
-            a = b + int(rng.integers(0, min(2, window - 1) + 1))
-            l = int(rng.integers(1, max_duration + 1))
-            points.setdefault((a, l), int(rng.integers(1, 5)))
-        total = sum(points.values())
-        sup = tuple(SupportPoint(arrival=a, duration=l, signal=l if signal == "l" else 0, prob=c / total)
-                    for (a, l), c in sorted(points.items()))
-        out.append(SowJob(id=f"j{n + 1}", birth=b, sow=Sow(width=int(rng.integers(1, d_max + 1)),
-                                                           values=_values(rng, max_duration, window, max_value),
-                                                           support=sup)))
-    name = f"sow-n{jobs}-C{capacity}-d{d_max}-D{max_duration}-W{window}-{signal}-seed{seed}"
+        if variant == "adversarial":
+            out.append(SowJob(id=f"j{n + 1}", birth=b, sow=_sow(rng, b, **shape)))
+            continue
+        weights = rng.integers(1, 5, size=sows)
+        choices = tuple((float(w / weights.sum()), _sow(rng, b, **shape)) for w in weights)
+        out.append(SowJob(id=f"j{n + 1}", birth=b, sow=choices[0][1], distribution=choices))
+    name = f"sow-{variant[:5]}-n{jobs}-C{capacity}-d{d_max}-D{max_duration}-W{window}-{signal}-seed{seed}"
     return SowInstance(name=name, capacity=capacity, d_max=d_max, max_duration=max_duration,
                        max_value=float(max_value), window=window, jobs=tuple(out),
-                       meta={"generator": "mlsched generate sow", "seed": seed, "load": load, "signal": signal})
+                       meta={"generator": "mlsched generate sow", "seed": seed, "load": load, "signal": signal,
+                             "variant": variant})
+
+
+def _sow(rng: np.random.Generator, birth: int, *, d_max: int, max_duration: int, window: int, max_value: float,
+         signal: str, support: int) -> Sow:
+    """One SoW by the module's rule: 1..``support`` points (a, l), a width and step values."""
+    points: dict[tuple[int, int], int] = {}
+    for _ in range(int(rng.integers(1, support + 1))):
+        a = birth + int(rng.integers(0, min(2, window - 1) + 1))
+        l = int(rng.integers(1, max_duration + 1))
+        points.setdefault((a, l), int(rng.integers(1, 5)))
+    total = sum(points.values())
+    sup = tuple(SupportPoint(arrival=a, duration=l, signal=l if signal == "l" else 0, prob=c / total)
+                for (a, l), c in sorted(points.items()))
+    return Sow(width=int(rng.integers(1, d_max + 1)), values=_values(rng, max_duration, window, max_value),
+               support=sup)
 
 
 def _values(rng: np.random.Generator, max_duration: int, window: int, max_value: float) -> tuple[float, ...]:

@@ -1,9 +1,12 @@
-"""The adversarial SoW mechanism: Algorithm 1's round loop (spec §3.5) instantiated by the reduction
-(Algorithm 2, §4.2) over exponential posted prices (Algorithm 3, §5.2); the composition of §5.4.
+"""The SoW mechanisms: Algorithm 1's round loop (spec §3.5) instantiated by the reduction
+(Algorithm 2, §4.2) over exponential posted prices (Algorithm 3, §5.2; the adversarial variant, §5.4)
+or over the bundle menu of the stochastic variant (App. E, §6.4).
 
 For tau = 1..T:
   1. each SoW born at tau, in submission order: menu p_tau(s, d, l) = d * sum_{t=s}^{s+l-1} p(u[t])
-     (guard: inf where u[t] > C' - d_max); failure estimates qt from the oracle over the earlier-born
+     (guard: inf where u[t] > C' - d_max), or d * min{rho_k : bundle k covers [s, s + l - 1] and
+     f_k < d_max} (each launched task then charged w d to its cheapest bundle, fills as before the
+     job); failure estimates qt from the oracle over the earlier-born
      active jobs, zeroed below eps0 and closed monotonically in (d, l); plan pi_j = argmax (1)-(2) on
      the reported SoW; A is forced to allocate x(pi_j): u[t] += x(pi_j)_t; switched_j logged;
   2. each active job arriving at tau reveals (a, sigma); s_j = pi_j(a, sigma) (a realization outside
@@ -34,14 +37,17 @@ import numpy.typing as npt
 
 from mlsched.errors import UsageError
 from mlsched.instance.sow import Realization, SowInstance, SowJob
+from mlsched.online.sow.bundles import BundleMenu
 from mlsched.online.sow.launch import is_switched, launch_plan, relaxed_usage, relaxed_utility
 from mlsched.online.sow.lifo import lifo_removals_prefix, lifo_removals_sequential
 from mlsched.online.sow.oracle import (
     Outcome, enumerate_futures, failure_table, load_paths, sample_futures, threshold_closure)
 from mlsched.online.sow.prices import ExpPrices, interval_prices
 from mlsched.online.sow.reduction import Reduction
+from mlsched.online.sow.stochastic import BundlePlan, build_bundles
 
 ORACLES = ("sampled", "exact", "none")
+MENUS = ("exponential", "bundles")
 EVICTIONS = ("lifo", "fifo")
 MAX_EXACT_FUTURES = 200_000
 Plan = dict[tuple[int, int], int | None]
@@ -78,7 +84,7 @@ class SowOutcome:
     load: npt.NDArray[np.int64]                 # committed load per round after removals
     eviction: str
     relaxed_welfare: float = 0.0                # W_R: sum_j v(x(pi_j)) on the reported values
-    extra: dict[str, float] = field(default_factory=dict)
+    extra: dict[str, float] = field(default_factory=dict)    # menu state at the end (bundle fills)
 
     @property
     def welfare(self) -> float:
@@ -90,25 +96,39 @@ class SowOutcome:
 
 
 class SowMechanism:
-    """Algorithm 2 over Algorithm 3 with LIFO eviction (spec §5.4); every [RECON] constant is an option.
+    """Algorithm 2 with LIFO eviction over Algorithm 3's exponential prices (``menu="exponential"``,
+    spec §5.4) or the stochastic variant's bundle menu (``menu="bundles"``, §6.4: LP-E, FUA-Dyadic
+    and Lemma E.3's prices, built by :meth:`prepare`); every [RECON] constant is an option.
 
     ``eps`` sets delta = eps, gamma = zeta = eps / 4 and eps0 = eps / 2 unless given; ``low`` and
-    ``mu`` override L and mu of eq. (7).
+    ``mu`` override L and mu of eq. (7); ``bundle_by_weight`` picks rho_k = V_k / (2 W_k) (else
+    V_k / (2 d_max), A10).
     """
 
     def __init__(self, *, eps: float = 0.2, oracle: str = "sampled", eviction: str = "lifo",
-                 delta: float | None = None, gamma: float | None = None, zeta: float | None = None,
-                 eps0: float | None = None, low: float | None = None, mu: float | None = None,
-                 seed: int = 0, name: str = "sow-adversarial") -> None:
+                 menu: str = "exponential", delta: float | None = None, gamma: float | None = None,
+                 zeta: float | None = None, eps0: float | None = None, low: float | None = None,
+                 mu: float | None = None, bundle_by_weight: bool = True, seed: int = 0,
+                 name: str = "sow-adversarial") -> None:
         if not 0 < eps < 1:
             raise UsageError(f"eps must be in (0, 1), got {eps}")
         if oracle not in ORACLES:
             raise UsageError(f"unknown oracle {oracle!r}; choose from {', '.join(ORACLES)}")
         if eviction not in EVICTIONS:
             raise UsageError(f"unknown eviction rule {eviction!r}; choose from {', '.join(EVICTIONS)}")
-        self.eps, self.oracle, self.eviction = eps, oracle, eviction
+        if menu not in MENUS:
+            raise UsageError(f"unknown menu {menu!r}; choose from {', '.join(MENUS)}")
+        self.eps, self.oracle, self.eviction, self.menu = eps, oracle, eviction, menu
         self.overrides = {"delta": delta, "gamma": gamma, "zeta": zeta, "eps0": eps0}
         self.low, self.mu, self.seed, self.name = low, mu, seed, name
+        self.bundle_by_weight = bundle_by_weight
+        self.bundle_plan: BundlePlan | None = None
+
+    def prepare(self, instance: SowInstance) -> None:
+        """The bundle menu's offline step on the whole (stochastic) instance; nothing for Alg. 3."""
+        if self.menu == "bundles":
+            self.bundle_plan = build_bundles(instance, self.reduction(instance).relaxed_capacity,
+                                             by_weight=self.bundle_by_weight)
 
     def configure(self, *, eps: float | None = None) -> None:
         """Run options that override the constructor's (the CLI's ``--eps``)."""
@@ -128,11 +148,14 @@ class SowMechanism:
     def constants(self, instance: SowInstance) -> dict[str, float]:
         """The reported bounds: C', M, eta, B_switch, B_evict, alpha_3 and both capacity conditions."""
         red, exp = self.reduction(instance), self.prices(instance)
-        return {"relaxed_capacity": red.relaxed_capacity, "samples": red.samples, "eps0": red.threshold,
-                "gamma": red.accuracy, "zeta": red.confidence, "eta": red.eta, "b_switch": red.b_switch,
-                "b_evict": red.b_evict, "alpha_3": exp.alpha, "truthful_bound": 2 * instance.max_value * (
-                    red.threshold + red.accuracy + red.confidence),
-                "reduction_condition": float(red.capacity_condition), "price_condition": float(exp.capacity_condition)}
+        common = {"relaxed_capacity": red.relaxed_capacity, "samples": red.samples, "eps0": red.threshold,
+                  "gamma": red.accuracy, "zeta": red.confidence, "eta": red.eta, "b_switch": red.b_switch,
+                  "b_evict": red.b_evict, "truthful_bound": 2 * instance.max_value * (
+                      red.threshold + red.accuracy + red.confidence),
+                  "reduction_condition": float(red.capacity_condition)}
+        if self.menu == "bundles":
+            return {**common, **(self.bundle_plan.report() if self.bundle_plan else {})}
+        return {**common, "alpha_3": exp.alpha, "price_condition": float(exp.capacity_condition)}
 
     def simulate(self, instance: SowInstance, realization: Realization, sample: int = 0) -> SowOutcome:
         """Algorithm 1 on one realization; ``sample`` keys the oracle's per-birth random streams."""
@@ -146,6 +169,12 @@ class _Run:
         self.mech, self.inst, self.real, self.sample = mech, instance, realization, sample
         self.red, self.exp = mech.reduction(instance), mech.prices(instance)
         self.rounds = instance.horizon + instance.max_duration + 2
+        self.bundles: BundleMenu | None = None
+        if mech.menu == "bundles":
+            if mech.bundle_plan is None:
+                raise UsageError("the bundle menu is built offline: call prepare(instance) first (run_sow does)")
+            template = mech.bundle_plan.menu
+            self.bundles = BundleMenu(present=template.present, rho=template.rho, d_max=template.d_max)
         self.usage = np.zeros(self.rounds)
         self.outcomes: list[JobOutcome] = []
         self.load = np.zeros(self.rounds, dtype=np.int64)
@@ -164,9 +193,10 @@ class _Run:
         for out in self.outcomes:
             if out.status in ("waiting", "scheduled"):
                 out.status, out.removed_at = "cancelled", inst.horizon + 1
+        extra = {} if self.bundles is None else {"max_fill": float(self.bundles.fill.max(initial=0.0))}
         return SowOutcome(jobs=self.outcomes, relaxed_usage=self.usage[:inst.horizon + 1].copy(),
                           load=self.load[:inst.horizon + 1].copy(), eviction=self.mech.eviction,
-                          relaxed_welfare=self.relaxed_welfare)
+                          relaxed_welfare=self.relaxed_welfare, extra=extra)
 
     # -- step 1: a birth ------------------------------------------------------------------------
     def _plan(self, job: SowJob, tau: int) -> JobOutcome:
@@ -177,18 +207,31 @@ class _Run:
         probs = [p.prob for p in sow.support]
         value = sow.value_table(job.birth, self.rounds)
         value[inst.horizon + 1:] = 0.0     # a job still running after T is cancelled (A14)
-        price = interval_prices(self.exp.unit(self.usage), sow.width, inst.max_duration)
+        price = self._price_table(sow.width)
         fail = self._estimates(tau, sow.width)
         last = inst.last_start(job)
         plan, estimated = launch_plan(arrivals, durations, signals, probs, last, value, price, fail)
         x = relaxed_usage(plan, arrivals, durations, signals, probs, sow.width, self.rounds)
         self.usage += x
+        if self.bundles is not None:
+            self.bundles.charge([(s, s + l - 1, w * sow.width) for a, l, sig, w in zip(arrivals, durations, signals, probs)
+                                 if (s := plan.get((a, sig))) is not None])
         self.relaxed_welfare += sum(w * value[s + l - 1] for a, l, sig, w in zip(arrivals, durations, signals, probs)
                                     if (s := plan.get((a, sig))) is not None)
         return JobOutcome(plan=plan, prices=price, estimated_utility=estimated,
                           relaxed_utility=relaxed_utility(plan, arrivals, durations, signals, probs, value, price),
                           switched=is_switched(plan, arrivals, durations, signals, probs, last, value, price),
                           max_estimate=float(fail.max(initial=0.0)))
+
+    def _price_table(self, width: int) -> npt.NDArray[np.float64]:
+        """p_tau(s, width, l) as [s, l - 1]: Alg. 3's exponential prices, or the bundle menu."""
+        if self.bundles is None:
+            return interval_prices(self.exp.unit(self.usage), width, self.inst.max_duration)
+        table = np.full((self.rounds, self.inst.max_duration), np.inf)
+        for s in range(1, self.rounds):
+            for l in range(1, self.inst.max_duration + 1):
+                table[s, l - 1] = self.bundles.price(s, width, l)
+        return table
 
     def _estimates(self, tau: int, width: int) -> npt.NDArray[np.float64]:
         """qt_tau(s, width, l) as [s, l - 1] over absolute rounds (0 outside the job's window)."""
