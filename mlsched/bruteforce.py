@@ -6,6 +6,8 @@ subroutine are checked against.
   split of the workload over slots (chunk or worker-slot form), spec §7.2 BF-Alg2.
 - ``oasis_opt``: OPT_paper / OPT_chunk of program (1)-(13) by enumerating admitted subsets,
   per-job per-slot worker counts and their splits over servers, spec §7.2 BF-OPT.
+- ``sow_hindsight``: ILP H of the truthful SoW spec (§2.5) for one realization, by enumerating a
+  start (or none) per job and keeping the best choice that never puts more than C nodes in a round.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from mlsched.instance import ClusterJobsInstance
+from mlsched.instance import ClusterJobsInstance, SowInstance
+from mlsched.instance.sow import Realization
 
 EPS = 1e-9
 
@@ -211,3 +214,25 @@ def themis_pf(rho: list, unmet: list[int], offered: list[int]) -> tuple[float, l
 
     everyone = list(range(n))
     return best(everyone), [best([j for j in everyone if j != i]) if n > 1 else 0.0 for i in everyone]
+
+
+def sow_hindsight(instance: SowInstance, realization: Realization) -> float:
+    """max sum_j v_j(s_j + l_j - 1) over starts s_j in [a_j, min(T, b_j + Delta - 1) - l_j + 1] or none,
+    with the widths of the jobs running in each round at most C."""
+    drawn = instance.concrete(realization.sow_index)
+    options = []
+    for j, job in enumerate(drawn.jobs):
+        a, l = realization.arrival[j], realization.duration[j]
+        options.append([None, *range(a, drawn.last_start(job) - l + 2)])
+    best = 0.0
+    for choice in itertools.product(*options):
+        load = np.zeros(drawn.horizon + drawn.max_duration + 2)
+        value = 0.0
+        for j, s in enumerate(choice):
+            if s is not None:
+                job, l = drawn.jobs[j], realization.duration[j]
+                load[s:s + l] += job.width
+                value += job.sow.value(job.birth, s + l - 1)
+        if load.max() <= drawn.capacity:
+            best = max(best, value)
+    return best

@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("file")
     s.add_argument("--system", help="system whose program to solve (default: by instance family)")
     s.add_argument("--variant", help="program variant (OASiS: paper | chunk; Astraea: admission | all-jobs | ub-pool; "
-                                     "SoW: hindsight | lp-r | lp-rp; default the first)")
+                                     "SoW: hindsight | lp-r | lp-rp | lp-e; default the first)")
     s.add_argument("--relax", action="store_true", help="solve the LP relaxation (an upper bound)")
     s.add_argument("--time-limit", type=_positive_float, metavar="S", help="seconds; returns incumbent, bound and gap")
     s.add_argument("--verify", action=argparse.BooleanOptionalAction, default=None,

@@ -2,10 +2,11 @@
 options), SCIP (through the LP file of the same model) and a brute-force enumeration written
 independently of the formulation. Counts agreements and disagreements by kind.
 
-Programs covered: OASiS OPT_paper and OPT_chunk and the Themis Nash-social-welfare auction (HiGHS,
-SCIP, brute force), and the OgaSched
-linear hindsight program (cvxpy/Clarabel against the Pyomo LP in HiGHS; a continuous program has
-no finite enumeration, so there the two solvers check each other). A disagreement is kept with
+Programs covered: OASiS OPT_paper and OPT_chunk, the Themis Nash-social-welfare auction and the SoW
+hindsight ILP H (HiGHS, SCIP, brute force; for ILP H also the presolve-off array path mlsched's
+E[H] uses), and the OgaSched linear hindsight program and the SoW relaxations LP-R, LP-RP, LP-E
+(cvxpy/Clarabel against the Pyomo LP in HiGHS; a continuous program has no finite enumeration, so
+there the two solvers check each other). A disagreement is kept with
 its seed so it can be minimised into a regression case under ``tests/regressions/``.
 """
 
@@ -19,13 +20,16 @@ from typing import Any
 import numpy as np
 
 from mlsched import bruteforce
-from mlsched.formulations import oasis, ogasched, themis
+from mlsched.formulations import oasis, ogasched, sow, themis
 from mlsched.formulations.themis import Bidder
-from mlsched.instance import ClusterJobsInstance, MultiServerInstance, from_dict
+from mlsched.instance import ClusterJobsInstance, MultiServerInstance, SowInstance, from_dict
 from mlsched.instance.generators.ogasched import generate_ogasched
+from mlsched.instance.generators.sow import generate_sow, tiny_sow
+from mlsched.instance.sow import Realization
 from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.online.themis.rho import App, rho
-from mlsched.solve import Status, solve
+from mlsched.sim.sow_run import realizations
+from mlsched.solve import Status, solve, solve_arrays, solve_cvxpy
 
 TOLERANCE = 1e-6
 
@@ -137,20 +141,74 @@ def _themis_auction(case: tuple[list[Bidder], list[int]]) -> tuple[Answers, floa
             "mlsched-auction": auction.phi_star}, truth
 
 
+def random_sow_case(rng: np.random.Generator) -> tuple[SowInstance, Realization]:
+    """A tiny SoW instance (2-4 jobs, C 1-4, d_max 1-2) and one of its realizations."""
+    inst = tiny_sow(int(rng.integers(0, 2**31)), jobs=int(rng.integers(2, 5)), capacity=int(rng.integers(1, 5)),
+                    d_max=int(rng.integers(1, 3)), signal="l" if rng.random() < 0.5 else "const")
+    reals = realizations(inst)
+    return inst, reals.row(int(rng.integers(0, len(reals))))
+
+
+def _sow_ilp_h(case: tuple[SowInstance, Realization]) -> tuple[Answers, float]:
+    inst, real = case
+    truth = bruteforce.sow_hindsight(inst, real)
+    pack = sow.hindsight(inst, real)
+    if pack.size == 0:
+        return {"highs": 0.0, "scip": 0.0, "mlsched-verified": 0.0, "mlsched-arrays": 0.0}, truth
+    highs = solve(sow.build(inst, variant="hindsight", realization=real))
+    verified = solve(sow.build(inst, variant="hindsight", realization=real), verify=True)
+    arrays = solve_arrays(pack.arrays(integer=True), presolve=False)
+    return {"highs": highs.objective if highs.status is Status.OPTIMAL else None, "scip": verified.verifier_objective,
+            "mlsched-verified": verified.objective if verified.status in (Status.OPTIMAL, Status.DISAGREE) else None,
+            "mlsched-arrays": arrays.objective if arrays.status is Status.OPTIMAL else None}, truth
+
+
+def random_sow_instance(rng: np.random.Generator) -> SowInstance:
+    """A small SoW instance for the relaxations; every fourth one stochastic (2 SoWs per job)."""
+    seed = int(rng.integers(0, 2**31))
+    if rng.random() < 0.25:
+        return generate_sow(jobs=int(rng.integers(2, 7)), capacity=int(rng.integers(1, 9)), variant="stochastic",
+                            sows=2, seed=seed)
+    return tiny_sow(seed, jobs=int(rng.integers(2, 7)), capacity=int(rng.integers(1, 9)),
+                    signal="l" if rng.random() < 0.5 else "const")
+
+
+def _sow_relaxation(variant: str) -> Callable[[SowInstance], tuple[Answers, float]]:
+    def run(inst: SowInstance) -> tuple[Answers, float]:
+        if inst.stochastic and variant != "lp-e":
+            inst = inst.concrete(tuple(0 for _ in inst.jobs))
+        pack = sow.relaxed_packing(inst, variant)
+        if pack.size == 0:
+            return {"highs": 0.0, "clarabel": 0.0}, 0.0
+        highs = solve(sow.build(inst, variant=variant))
+        clarabel = solve_cvxpy(pack.cvxpy_problem(), tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10).objective
+        return {"highs": highs.objective, "clarabel": clarabel}, clarabel if clarabel is not None else float("nan")
+    return run
+
+
 PROGRAMS: dict[str, Callable[[Any], tuple[Answers, float]]] = {
     "oasis-opt_paper": _oasis_program("paper"),
     "oasis-opt_chunk": _oasis_program("chunk"),
     "ogasched-hindsight-linear": _ogasched_linear,
     "themis-nsw-auction": _themis_auction,
+    "sow-ilp-h": _sow_ilp_h,
+    "sow-lp-r": _sow_relaxation("lp-r"),
+    "sow-lp-rp": _sow_relaxation("lp-rp"),
+    "sow-lp-e": _sow_relaxation("lp-e"),
 }
 GENERATORS: dict[str, Callable[[np.random.Generator], Any]] = {
     "oasis-opt_paper": random_oasis_instance,
     "oasis-opt_chunk": random_oasis_instance,
     "ogasched-hindsight-linear": random_ogasched_instance,
     "themis-nsw-auction": random_auction,
+    "sow-ilp-h": random_sow_case,
+    "sow-lp-r": random_sow_instance,
+    "sow-lp-rp": random_sow_instance,
+    "sow-lp-e": random_sow_instance,
 }
 REFERENCE = {"oasis-opt_paper": "bruteforce", "oasis-opt_chunk": "bruteforce", "ogasched-hindsight-linear": "clarabel",
-             "themis-nsw-auction": "bruteforce"}
+             "themis-nsw-auction": "bruteforce", "sow-ilp-h": "bruteforce", "sow-lp-r": "clarabel",
+             "sow-lp-rp": "clarabel", "sow-lp-e": "clarabel"}
 
 
 def differential(program: str, count: int, *, seed: int = 0) -> Tally:

@@ -153,7 +153,7 @@ def _astraea() -> System:
 
 
 def _sow() -> System:
-    from mlsched.baselines.sow import GreedyStart
+    from mlsched.baselines.sow import GreedyStart, UpFrontReservation
     from mlsched.exact import exact_sow
     from mlsched.formulations import sow
     from mlsched.online.sow.mechanism import SowMechanism
@@ -168,9 +168,11 @@ def _sow() -> System:
 
     algorithms: dict[str, Callable[..., Any]] = {
         "sow-adversarial": SowMechanism, "sow-fifo": partial(SowMechanism, eviction="fifo", name="sow-fifo"),
-        "sow-stochastic": partial(SowMechanism, menu="bundles", name="sow-stochastic"), "greedy": GreedyStart}
+        "sow-stochastic": partial(SowMechanism, menu="bundles", name="sow-stochastic"),
+        "sow-evict-all": partial(SowMechanism, eviction="all", name="sow-evict-all"),
+        "greedy": GreedyStart, "reservation": UpFrontReservation}
     return System(name="sow", family="sow", variants=sow.SOW_VARIANTS, algorithms=algorithms,
-                  default_algorithms=("sow-adversarial", "sow-fifo", "greedy"), score_name="welfare", exact=exact_sow,
+                  default_algorithms=("sow-adversarial", "sow-fifo", "sow-evict-all", "greedy", "reservation"), score_name="welfare", exact=exact_sow,
                   run=run, evaluate=lambda instance, result: result.summary(instance), build=sow.build,
                   relaxable=True, ratio_variant="hindsight", run_options=("samples", "eps"),
                   paired_options=("samples",))

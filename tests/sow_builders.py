@@ -1,14 +1,11 @@
-"""Small SoW instances for tests: documents, random tiny instances and a brute-force hindsight optimum."""
+"""Small SoW instances for tests: the spec's T3 and T4 examples as documents."""
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
-import numpy as np
-
 from mlsched.instance import from_dict
-from mlsched.instance.sow import Realization, SowInstance
+from mlsched.instance.sow import SowInstance
 
 
 def document(jobs: list[dict[str, Any]], *, capacity: int, d_max: int, max_duration: int, max_value: float,
@@ -30,25 +27,3 @@ def t4_instance() -> SowInstance:
            "support": [{"arrival": 1, "duration": 1, "prob": 0.5}, {"arrival": 2, "duration": 1, "prob": 0.5}]}
     return from_dict(document([{"id": "j1", **job}, {"id": "j2", **job}], capacity=1, d_max=1, max_duration=1,
                               max_value=1, window=2, name="T4"))
-
-
-def brute_force_hindsight(instance: SowInstance, realization: Realization) -> float:
-    """max welfare over every choice of a start (or none) per job that never exceeds C."""
-    T = instance.horizon
-    options = []
-    for j, job in enumerate(instance.jobs):
-        a, l = realization.arrival[j], realization.duration[j]
-        options.append([None, *range(a, instance.last_start(job) - l + 2)])
-    best = 0.0
-    for choice in itertools.product(*options):
-        load = np.zeros(T + instance.max_duration + 2)
-        value = 0.0
-        for j, s in enumerate(choice):
-            if s is None:
-                continue
-            job, l = instance.jobs[j], realization.duration[j]
-            load[s:s + l] += job.width
-            value += job.sow.value(job.birth, s + l - 1)
-        if load.max() <= instance.capacity:
-            best = max(best, value)
-    return best

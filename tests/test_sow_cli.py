@@ -51,7 +51,8 @@ def test_generate_solve_run_compare(tmp_path, capsys):
     assert code == 0 and run["check_problems"] == 0 and run["welfare"] <= h["objective"] + 1e-9
     code, out, _ = cli(capsys, "compare", f, "--samples", 50, "--json", "-q")
     rows = json.loads(out)
-    assert code == 0 and {r["algorithm"] for r in rows} == {"sow-adversarial", "sow-fifo", "greedy"}
+    assert code == 0 and {r["algorithm"] for r in rows} == {"sow-adversarial", "sow-fifo", "sow-evict-all", "greedy",
+                                                             "reservation"}
     assert all(r["opt"] == pytest.approx(h["objective"]) and r["ratio"] >= 1 - 1e-9 for r in rows)
     code, _, err = cli(capsys, "solve", f, "--variant", "hindsight", "--write", tmp_path / "h.lp")
     assert code == 2 and "one program per realization" in err

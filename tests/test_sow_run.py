@@ -9,7 +9,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from mlsched.baselines.sow import GreedyStart
+from mlsched import bruteforce
+from mlsched.baselines.sow import GreedyStart, UpFrontReservation
 from mlsched.exact import exact_sow
 from mlsched.instance import dumps, loads
 from mlsched.instance.generators.sow import generate_sow, tiny_sow
@@ -18,7 +19,7 @@ from mlsched.online.sow.mechanism import SowMechanism
 from mlsched.sim import sow_check
 from mlsched.sim.sow_run import realizations, run_sow
 from mlsched.solve import Status
-from sow_builders import brute_force_hindsight, t3_instance, t4_instance
+from sow_builders import t3_instance, t4_instance
 
 
 def test_t3_through_the_round_loop() -> None:
@@ -65,14 +66,15 @@ def test_hindsight_matches_brute_force_and_bounds_every_run(seed: int) -> None:
     assert reals.exact and math.isclose(reals.weights.sum(), 1.0)
     h = exact_sow(inst, variant="hindsight", verify=seed < 3)
     assert h.status is Status.OPTIMAL
-    truth = np.array([brute_force_hindsight(inst, reals.row(m)) for m in range(len(reals))])
+    truth = np.array([bruteforce.sow_hindsight(inst, reals.row(m)) for m in range(len(reals))])
     assert np.allclose(h.schedule, truth, atol=1e-9)
     assert math.isclose(h.objective, float(reals.weights @ truth), abs_tol=1e-9)
     lp_r, lp_rp = exact_sow(inst, variant="lp-r"), exact_sow(inst, variant="lp-rp")
     assert h.objective <= lp_r.objective + 1e-7 and lp_rp.objective <= lp_r.objective + 1e-7   # (B1), (B4)
     relaxed = exact_sow(inst, variant="hindsight", relax=True)
     assert relaxed.objective >= h.objective - 1e-7
-    for policy in (SowMechanism(oracle="exact", seed=seed), SowMechanism(eviction="fifo", seed=seed), GreedyStart()):
+    for policy in (SowMechanism(oracle="exact", seed=seed), SowMechanism(eviction="fifo", seed=seed),
+                   SowMechanism(eviction="all", seed=seed, low=0.01, mu=2.0), GreedyStart(), UpFrontReservation()):
         runs = run_sow(inst, policy)
         assert runs.problems == []
         assert np.all(runs.welfare() <= truth + 1e-9)          # every run is a feasible hindsight schedule
@@ -181,8 +183,26 @@ def test_lifo_and_fifo_evict_differently() -> None:
     assert [j.status for j in fifo.jobs] == ["cancelled", "completed", "completed"]
     assert lifo.jobs[2].removed_at == 2 and lifo.load[2] == 2
     assert sow_check.check(inst, real, lifo) == [] and sow_check.check(inst, real, fifo) == []
+    everything = SowMechanism(eviction="all", **cheap).simulate(inst, real)
+    assert [j.status for j in everything.jobs] == ["cancelled"] * 3 and everything.load[2] == 0
+    assert sow_check.check(inst, real, everything) == []
     lifo.jobs[1].status, lifo.jobs[1].removed_at = "cancelled", 2     # a removal LIFO would not make
     assert any("LIFO" in p for p in sow_check.check(inst, real, lifo))
+
+
+def test_reservation_holds_every_round_a_job_could_need() -> None:
+    # Spec §1.6's toy: a unit job whose arrival is spread over 3 rounds reserves 3 node-rounds, so with
+    # C = 1 a second such job is turned away, though each uses one node-round in expectation.
+    job = {"birth": 1, "width": 1, "values": [5, 5, 5, 5],
+           "support": [{"arrival": a, "duration": 1, "prob": 1 / 3} for a in (1, 2, 3)]}
+    doc = {"format": "mlsched/v1", "family": "sow", "name": "toy", "capacity": 1, "d_max": 1, "max_duration": 1,
+           "max_value": 5, "window": 4, "jobs": [{"id": "a", **job}, {"id": "b", **job}]}
+    inst = loads(json.dumps(doc))
+    runs = run_sow(inst, UpFrontReservation())
+    assert runs.problems == []
+    assert all([j.status for j in out.jobs] == ["completed", "not_launched"] for out in runs.outcomes)
+    assert all(out.relaxed_usage[1:4].tolist() == [1, 1, 1] for out in runs.outcomes)
+    assert runs.summary(inst)["welfare"] == pytest.approx(5.0)
 
 
 def test_round_trip_and_sampled_realizations_are_paired() -> None:

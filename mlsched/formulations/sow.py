@@ -28,6 +28,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -81,6 +82,17 @@ class Packing:
                             col_upper=np.ones(self.size), row_lower=np.full(rows, -np.inf), row_upper=upper,
                             a_start=np.array(starts, dtype=np.int64), a_index=np.array(index, dtype=np.int64),
                             a_value=np.array(value), integer=integer, sense="max")
+
+    def cvxpy_problem(self) -> Any:
+        """The LP as a cvxpy problem (a second, independent solver path for the relaxations)."""
+        import cvxpy as cp
+        import scipy.sparse as sp
+
+        arrays = self.arrays(integer=False)
+        matrix = sp.csc_matrix((arrays.a_value, arrays.a_index, arrays.a_start),
+                               shape=(len(arrays.row_upper), self.size))
+        y = cp.Variable(self.size, nonneg=True)
+        return cp.Problem(cp.Maximize(arrays.cost @ y), [matrix @ y <= arrays.row_upper])
 
     def model(self, name: str, *, integer: bool) -> pyo.ConcreteModel:
         m = pyo.ConcreteModel(name=name)

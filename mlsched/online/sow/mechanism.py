@@ -13,7 +13,8 @@ For tau = 1..T:
      the reported support, or bottom, leaves unlaunched); a running job that outlives the longest
      duration its report gives for its (a, sigma) is stopped (outside its reported support, pays 0);
   3. while the committed load at tau exceeds C, remove active jobs latest-born first (LIFO, §3.3;
-     ``eviction="fifo"`` removes the earliest-born first: baseline (d) of §8);
+     ``eviction="fifo"`` removes the earliest-born first: baseline (d) of §8; ``eviction="all"``
+     removes every active job: baseline (c), evict everything and reset);
   4. jobs run; a job ending at tau completes, gets v_j(tau) and pays p_{b_j}(s_j, d_j, l_j).
 Active jobs left after T are cancelled. Evicted, cancelled and unlaunched jobs get 0 and pay 0.
 
@@ -48,7 +49,7 @@ from mlsched.online.sow.stochastic import BundlePlan, build_bundles
 
 ORACLES = ("sampled", "exact", "none")
 MENUS = ("exponential", "bundles")
-EVICTIONS = ("lifo", "fifo")
+EVICTIONS = ("lifo", "fifo", "all")
 MAX_EXACT_FUTURES = 200_000
 Plan = dict[tuple[int, int], int | None]
 
@@ -312,8 +313,10 @@ class _Run:
         on = np.array([self._contributes(i, tau) for i in active], dtype=bool)
         if self.mech.eviction == "lifo":
             removed = lifo_removals_prefix(widths, on, self.inst.capacity)
-        else:
+        elif self.mech.eviction == "fifo":
             removed = lifo_removals_sequential(widths[::-1], on[::-1], self.inst.capacity)[::-1]
+        else:   # evict everything and reset
+            removed = np.full(len(active), int(widths[on].sum()) > self.inst.capacity)
         for i, gone in zip(active, removed):
             if gone:
                 out = self.outcomes[i]
