@@ -18,7 +18,7 @@ def expected_values(instance: Instance, *, system: str | None = None, time_limit
     where a second solver applies, verified by it."""
     sysm = get_system(system, family=instance.family)
     values: dict[str, Any] = {"system": sysm.name}
-    for variant in sysm.variants:
+    for variant in sysm.variants_for(instance):
         report = solve_exact(instance, system=sysm.name, variant=variant, time_limit=time_limit, verify=True)
         if report.status is not Status.OPTIMAL or report.verified is False:
             raise MlschedError(f"{instance.name}: OPT_{variant} not proven and verified "

@@ -34,6 +34,10 @@ class System:
     start_of: Callable[[Any], Any] | None = None   # a run's feasible solution for ``exact(starts=...)``
     performance_ratio: bool = False   # also report PR = ALG / OPT (the paper's measure) beside OPT / ALG
     paired_options: tuple[str, ...] = ()   # run options the exact solve takes too (the same realizations)
+    applies: Callable[[Any, str], bool] | None = None   # whether a variant applies to an instance (default: all)
+
+    def variants_for(self, instance: Any) -> tuple[str, ...]:
+        return tuple(v for v in self.variants if self.applies is None or self.applies(instance, v))
 
     def execute(self, instance: Any, policy: Any, **options: Any) -> Any:
         """``run(instance, policy)`` with the given run options (None means the default)."""
@@ -175,7 +179,8 @@ def _sow() -> System:
                   default_algorithms=("sow-adversarial", "sow-fifo", "sow-evict-all", "greedy", "reservation"), score_name="welfare", exact=exact_sow,
                   run=run, evaluate=lambda instance, result: result.summary(instance), build=sow.build,
                   relaxable=True, ratio_variant="hindsight", run_options=("samples", "eps"),
-                  paired_options=("samples",))
+                  paired_options=("samples",),
+                  applies=lambda instance, variant: not (instance.stochastic and variant in ("lp-r", "lp-rp")))
 
 
 _FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis, "ogasched": _ogasched, "themis": _themis,

@@ -20,7 +20,8 @@ from mlsched.instance import ClusterJobsInstance, SowInstance, ThemisInstance, l
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = [ROOT / "tests" / "data" / "t1.json", ROOT / "tests" / "regressions" / "highs-presolve-wrong-optimum.json",
          *sorted((ROOT / "instances" / "oasis").glob("*.json"))[:2], *sorted((ROOT / "instances" / "ogasched").glob("*.json")),
-         ROOT / "instances" / "themis" / "o1-small.json", ROOT / "instances" / "sow" / "const-signal-n6.json"]
+         ROOT / "instances" / "themis" / "o1-small.json", ROOT / "instances" / "sow" / "const-signal-n6.json",
+         ROOT / "instances" / "sow" / "stochastic-n5.json"]
 DOCS = [json.loads(p.read_text()) for p in SEEDS]
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from mlsched.instance import from_dict, load
 from mlsched.study import solve_exact, study
+from mlsched.systems import get_system
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((ROOT / "instances" / "oasis").glob("*.json"))
@@ -21,26 +22,31 @@ SHIPPED_SOW = sorted((ROOT / "instances" / "sow").glob("*.json"))
 def test_instances_are_shipped():
     assert len(SHIPPED) >= 5 and len(SHIPPED_OGASCHED) >= 2 and len(SHIPPED_THEMIS) >= 2
     assert {p.stem for p in SHIPPED_MULTI_TENANT} == {"ex", "ex-share", "o1", "o2", "o3"}
-    assert {p.stem for p in SHIPPED_SOW} == {"t3", "t4", "const-signal-n6"}
+    assert {p.stem for p in SHIPPED_SOW} == {"t3", "t4", "const-signal-n6", "section-3-4", "stochastic-n5"}
     assert {p.parent.name for p in (ROOT / "instances").rglob("*.json")} == {"oasis", "ogasched", "themis",
                                                                             "multi-tenant", "sow"}
 
 
 @pytest.mark.parametrize("path", SHIPPED_SOW, ids=lambda p: p.stem)
 def test_sow_benchmarks_reproduce(path):
-    """Truthful SoW spec §2.3-2.5, T3 and T4: E[H] (exact enumeration), LP-R, LP-RP, E[LP(H)]."""
+    """Truthful SoW spec §2.3-2.5, T3 and T4: E[H] (exact enumeration), LP-R, LP-RP, LP-E, E[LP(H)]."""
     inst = load(path)
     assert from_dict(inst.to_dict()).to_dict() == inst.to_dict()
     expected = inst.expected
     hindsight = solve_exact(inst, verify=True)
     assert hindsight.status.value == "optimal" and hindsight.verified
     assert hindsight.objective == pytest.approx(expected["opt_hindsight"], rel=1e-9)
-    for variant in ("lp-r", "lp-rp"):
+    variants = get_system("sow").variants_for(inst)
+    assert set(variants) == ({"hindsight", "lp-e"} if inst.stochastic else {"hindsight", "lp-r", "lp-rp", "lp-e"})
+    for variant in variants[1:]:
         assert solve_exact(inst, variant=variant).objective == pytest.approx(expected[f"opt_{variant}"], rel=1e-7)
     assert solve_exact(inst, relax=True).objective == pytest.approx(expected["lp_bound"], rel=1e-7)
-    assert expected["opt_hindsight"] <= expected["lp_bound"] + 1e-9 <= expected["opt_lp-r"] + 2e-9
-    assert expected["opt_lp-rp"] <= expected["opt_lp-r"] + 1e-9
-    frame = study([inst], progress=False)
+    assert expected["opt_hindsight"] <= expected["lp_bound"] + 1e-9 <= expected["opt_lp-e"] + 2e-9   # (B1), (B3)
+    if not inst.stochastic:
+        assert expected["opt_lp-rp"] <= expected["opt_lp-r"] + 1e-9 and expected["opt_lp-e"] == pytest.approx(
+            expected["opt_lp-r"], rel=1e-7)
+    algorithms = ["sow-stochastic", "greedy"] if inst.stochastic else None
+    frame = study([inst], algorithms, progress=False)
     assert (frame["check_problems"] == 0).all() and (frame["ratio"] >= 1 - 1e-9).all()
 
 
