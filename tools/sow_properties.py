@@ -15,7 +15,7 @@ import numpy as np
 
 from mlsched.instance.generators.sow import tiny_sow
 from mlsched.online.sow.mechanism import SowMechanism
-from mlsched.online.sow.truthfulness import expected_utility, misreports
+from mlsched.online.sow.truthfulness import best_gain
 from mlsched.sim.sow_run import run_sow
 
 MENUS = {"Alg. 3 (L, mu of eq. 7)": {}, "Alg. 3 (cheap: L = 0.01, mu = 2)": {"low": 0.01, "mu": 2.0}}
@@ -37,12 +37,7 @@ def exact_truthfulness(agents: int) -> None:
                 inst = small(10_000 + seed, signal)
                 seed += 1
                 for j in range(inst.num_jobs):
-                    truth = expected_utility(inst, j, None, mech)
-                    best, kind = 0.0, ""
-                    for name, report in misreports(inst, j):
-                        gain = expected_utility(inst, j, report, mech) - truth
-                        if gain > best:
-                            best, kind = gain, name
+                    best, kind = best_gain(inst, j, mech)
                     tried += 1
                     if best > 1e-9:
                         gained += 1
@@ -66,8 +61,7 @@ def sampled_truthfulness(agents: int) -> None:
             red = mech.reduction(inst)
             bound = 2 * inst.max_value * (red.threshold + red.accuracy + red.confidence)
             for j in range(inst.num_jobs):
-                truth = expected_utility(inst, j, None, mech)
-                best = max((expected_utility(inst, j, r, mech) - truth for _, r in misreports(inst, j)), default=0.0)
+                best, _ = best_gain(inst, j, mech)
                 worst = max(worst, best)
                 above += best > bound
                 tried += 1

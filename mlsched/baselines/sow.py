@@ -15,8 +15,33 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlsched.instance.sow import Realization, SowInstance
+from mlsched.instance.sow import Realization, SowInstance, SowJob
 from mlsched.online.sow.mechanism import JobOutcome, SowOutcome
+
+
+def _unpriced(plan: dict[tuple[int, int], int | None], instance: SowInstance) -> JobOutcome:
+    """A job's record under a baseline: its plan and an all-zero price table."""
+    rounds = instance.horizon + instance.max_duration + 2
+    return JobOutcome(plan=plan, prices=np.zeros((rounds, instance.max_duration)), estimated_utility=0.0,
+                      relaxed_utility=0.0, switched=False, max_estimate=0.0)
+
+
+def _run_from_arrival(out: JobOutcome, job: SowJob, instance: SowInstance, realization: Realization, j: int,
+                      occupied: np.ndarray) -> None:
+    """Start job j on its arrival and run it to completion, unless it outlives every duration its
+    report gives for its (a, sigma) (stopped then, as in Algorithm 1) or the horizon (evicted)."""
+    a, l, sig = realization.arrival[j], realization.duration[j], realization.signal[j]
+    width, T = job.reported.width, instance.horizon
+    longest = max(p.duration for p in job.reported.support if (p.arrival, p.signal) == (a, sig))
+    out.start, end = a, a + l - 1
+    if l > longest or end > T:
+        stop = min(a + longest, T + 1)
+        occupied[a:stop] += width
+        out.status, out.removed_at = ("outside_support" if l > longest else "evicted"), stop
+        return
+    occupied[a:end + 1] += width
+    out.status, out.completion = "completed", end
+    out.value = job.sow.value(job.birth, end) if width >= job.width else 0.0
 
 
 class GreedyStart:
@@ -28,33 +53,19 @@ class GreedyStart:
         self.seed = seed
 
     def simulate(self, instance: SowInstance, realization: Realization, sample: int = 0) -> SowOutcome:
-        T, rounds = instance.horizon, instance.horizon + instance.max_duration + 2
-        occupied = np.zeros(rounds, dtype=np.int64)
-        outcomes = []
-        for job in instance.jobs:
-            plan = {(p.arrival, p.signal): p.arrival for p in job.reported.support}
-            outcomes.append(JobOutcome(plan=plan, prices=np.zeros((rounds, instance.max_duration)),
-                                       estimated_utility=0.0, relaxed_utility=0.0, switched=False, max_estimate=0.0))
-        order = sorted(range(instance.num_jobs), key=lambda j: (realization.arrival[j], j))
-        for j in order:
+        T = instance.horizon
+        occupied = np.zeros(T + instance.max_duration + 2, dtype=np.int64)
+        outcomes = [_unpriced({(p.arrival, p.signal): p.arrival for p in job.reported.support}, instance)
+                    for job in instance.jobs]
+        for j in sorted(range(instance.num_jobs), key=lambda j: (realization.arrival[j], j)):
             job, out = instance.jobs[j], outcomes[j]
-            a, l, sig = realization.arrival[j], realization.duration[j], realization.signal[j]
+            a, sig = realization.arrival[j], realization.signal[j]
             if (a, sig) not in out.plan:
                 out.status, out.removed_at = "outside_support", a
-                continue
-            width = job.reported.width
-            end = a + l - 1
-            if a > T or job.reported.value(job.birth, a) <= 0 or occupied[a] + width > instance.capacity:
+            elif a > T or job.reported.value(job.birth, a) <= 0 or occupied[a] + job.reported.width > instance.capacity:
                 out.status, out.removed_at = "cancelled", a
-                continue
-            out.start = a
-            if end > T:
-                occupied[a:T + 1] += width
-                out.status, out.removed_at = "evicted", T + 1
-                continue
-            occupied[a:end + 1] += width
-            out.status, out.completion = "completed", end
-            out.value = job.sow.value(job.birth, end) if width >= job.width else 0.0
+            else:
+                _run_from_arrival(out, job, instance, realization, j, occupied)
         return SowOutcome(jobs=outcomes, relaxed_usage=np.zeros(T + 1), load=occupied[:T + 1].copy(),
                           eviction="none")
 
@@ -78,28 +89,15 @@ class UpFrontReservation:
             for p in sow.support:
                 need[p.arrival:min(p.arrival + p.duration, rounds)] = True
             fits = bool(np.all(reserved[need] + sow.width <= instance.capacity))
-            plan = {(p.arrival, p.signal): (p.arrival if fits else None) for p in sow.support}
-            out = JobOutcome(plan=plan, prices=np.zeros((rounds, instance.max_duration)), estimated_utility=0.0,
-                             relaxed_utility=0.0, switched=False, max_estimate=0.0)
+            out = _unpriced({(p.arrival, p.signal): (p.arrival if fits else None) for p in sow.support}, instance)
             outcomes.append(out)
-            a, l, sig = realization.arrival[j], realization.duration[j], realization.signal[j]
-            if (a, sig) not in plan:
+            a, sig = realization.arrival[j], realization.signal[j]
+            if (a, sig) not in out.plan:
                 out.status, out.removed_at = "outside_support", a
-                continue
-            if not fits:
+            elif not fits:
                 out.status, out.removed_at = "not_launched", a
-                continue
-            reserved[need] += sow.width
-            out.start = a
-            end = a + l - 1
-            longest = max(p.duration for p in sow.support if (p.arrival, p.signal) == (a, sig))
-            if l > longest or end > T:     # it outlived its report (stopped, as in Alg. 1) or the horizon
-                stop = min(a + longest, T + 1)
-                occupied[a:stop] += sow.width
-                out.status, out.removed_at = ("outside_support" if l > longest else "evicted"), stop
-                continue
-            occupied[a:end + 1] += sow.width
-            out.status, out.completion = "completed", end
-            out.value = job.sow.value(job.birth, end) if sow.width >= job.width else 0.0
+            else:
+                reserved[need] += sow.width
+                _run_from_arrival(out, job, instance, realization, j, occupied)
         return SowOutcome(jobs=outcomes, relaxed_usage=reserved[:T + 1].astype(float), load=occupied[:T + 1].copy(),
                           eviction="none")

@@ -147,6 +147,12 @@ class Fields:
                 self.problems.add(self._child(key), f"unknown field (expected one of: {', '.join(sorted(allowed))})")
 
 
+def with_optional(doc: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """``doc`` with each given field added unless it is None or empty (a document's optional tail)."""
+    doc.update({key: value for key, value in fields.items() if value is not None and value != {}})
+    return doc
+
+
 def repeated_names(problems: Problems, key: str, names: list[str]) -> None:
     """One problem per entry of the list ``key`` whose name an earlier entry already took."""
     first: dict[str, int] = {}

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mlsched.instance.fields import Fields, repeated_names
+from mlsched.instance.fields import Fields, repeated_names, with_optional
 from mlsched.instance.utility import ASTRAEA_KINDS, Utility, read_utility
 
 FAMILY = "multi-tenant"
@@ -166,13 +166,7 @@ class MultiTenantInstance:
             "jobs": [job(j) for j in self.jobs],
             "time_origin": self.time_origin, "release_inclusive": self.release_inclusive,
         }
-        if self.horizon is not None:
-            doc["horizon"] = self.horizon
-        if self.expected:
-            doc["expected"] = self.expected
-        if self.meta:
-            doc["meta"] = self.meta
-        return doc
+        return with_optional(doc, horizon=self.horizon, expected=self.expected, meta=self.meta)
 
 
 def read_multi_tenant(top: Fields) -> MultiTenantInstance:

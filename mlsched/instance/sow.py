@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from mlsched.instance.fields import Fields
+from mlsched.instance.fields import Fields, with_optional
 
 FAMILY = "sow"
 MAX_ROUNDS = 100_000
@@ -184,13 +184,7 @@ class SowInstance:
                                "capacity": self.capacity, "d_max": self.d_max, "max_duration": self.max_duration,
                                "max_value": self.max_value, "window": self.window,
                                "jobs": [job(j) for j in self.jobs]}
-        if self.horizon_given is not None:
-            doc["horizon"] = self.horizon_given
-        if self.expected:
-            doc["expected"] = self.expected
-        if self.meta:
-            doc["meta"] = self.meta
-        return doc
+        return with_optional(doc, horizon=self.horizon_given, expected=self.expected, meta=self.meta)
 
 
 def read_sow(top: Fields) -> SowInstance:
