@@ -102,6 +102,16 @@ class SowRuns:
             return self.mean(np.array([s.count(kind) / n for s in statuses]))
 
         switched = np.array([sum(j.switched for j in o.jobs) / n for o in self.outcomes])
+
+        def removed_among(flag: bool) -> float:
+            """Share of (non-)switched jobs evicted or cancelled, over every run's jobs."""
+            pairs = [(w[m], j.status in ("evicted", "cancelled")) for m, o in enumerate(self.outcomes)
+                     for j in o.jobs if j.switched == flag]
+            mass = sum(p for p, _ in pairs)
+            return float(sum(p for p, gone in pairs if gone) / mass) if mass > 0 else float("nan")
+
+        overloads = [o.overloaded for o in self.outcomes if o.overloaded is not None]
+        overload = float(np.max(w @ np.array(overloads, dtype=float))) if overloads and overloads[0].size else 0.0
         used = np.array([float(o.load.sum()) for o in self.outcomes]) / (instance.capacity * instance.horizon)
         mean_w = float(w @ welfare)
         se = float(np.sqrt(max(w @ (welfare - mean_w) ** 2, 0.0) / len(w))) if not self.realizations.exact else 0.0
@@ -110,7 +120,9 @@ class SowRuns:
                 "relaxed_welfare": self.mean(np.array([o.relaxed_welfare for o in self.outcomes])),
                 "completed_rate": rate("completed"), "evicted_rate": rate("evicted"),
                 "cancelled_rate": rate("cancelled"), "not_launched_rate": rate("not_launched") + rate("outside_support"),
-                "switched_rate": self.mean(switched), "utilization": float(w @ used),
+                "switched_rate": self.mean(switched), "removed_switched": removed_among(True),
+                "removed_not_switched": removed_among(False), "max_overload_frequency": overload,
+                "utilization": float(w @ used),
                 "realizations": len(w), "exact_expectation": self.realizations.exact,
                 "check_problems": len(self.problems), "wall_seconds": self.wall_seconds,
                 **{k: self.constants[k] for k in ("b_switch", "b_evict", "eta", "alpha_3") if k in self.constants}}

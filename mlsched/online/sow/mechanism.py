@@ -85,6 +85,7 @@ class SowOutcome:
     load: npt.NDArray[np.int64]                 # committed load per round after removals
     eviction: str
     relaxed_welfare: float = 0.0                # W_R: sum_j v(x(pi_j)) on the reported values
+    overloaded: npt.NDArray[np.bool_] | None = None   # rounds whose committed load exceeded C (before removals)
     extra: dict[str, float] = field(default_factory=dict)    # menu state at the end (bundle fills)
 
     @property
@@ -179,6 +180,7 @@ class _Run:
         self.usage = np.zeros(self.rounds)
         self.outcomes: list[JobOutcome] = []
         self.load = np.zeros(self.rounds, dtype=np.int64)
+        self.overloaded = np.zeros(self.rounds, dtype=bool)
         self.relaxed_welfare = 0.0
 
     def execute(self) -> SowOutcome:
@@ -197,7 +199,8 @@ class _Run:
         extra = {} if self.bundles is None else {"max_fill": float(self.bundles.fill.max(initial=0.0))}
         return SowOutcome(jobs=self.outcomes, relaxed_usage=self.usage[:inst.horizon + 1].copy(),
                           load=self.load[:inst.horizon + 1].copy(), eviction=self.mech.eviction,
-                          relaxed_welfare=self.relaxed_welfare, extra=extra)
+                          relaxed_welfare=self.relaxed_welfare, extra=extra,
+                          overloaded=self.overloaded[:inst.horizon + 1].copy())
 
     # -- step 1: a birth ------------------------------------------------------------------------
     def _plan(self, job: SowJob, tau: int) -> JobOutcome:
@@ -323,6 +326,7 @@ class _Run:
                 started = out.start is not None and out.start < tau
                 out.status, out.removed_at = ("evicted" if started else "cancelled"), tau
         self.load[tau] = int(widths[on & ~removed].sum()) if active else 0
+        self.overloaded[tau] = bool(removed.any()) if active else False
 
     def _complete(self, tau: int) -> None:
         for i, out in enumerate(self.outcomes):
