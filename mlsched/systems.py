@@ -142,6 +142,8 @@ def _themis() -> System:
 
 def _astraea() -> System:
     from mlsched.baselines.batchsche import BatchSche
+    from mlsched.baselines.gandiva_fair import GandivaFair
+    from mlsched.baselines.hived import HiveD
     from mlsched.exact import ASTRAEA_VARIANTS, exact_astraea
     from mlsched.formulations import astraea
     from mlsched.online.astraea import Astraea
@@ -149,9 +151,9 @@ def _astraea() -> System:
 
     algorithms: dict[str, Callable[..., Any]] = {
         "astraea": Astraea, "astraea-theory": partial(Astraea, lambda_mode="theory", name="astraea-theory"),
-        "batchsche": BatchSche}
+        "batchsche": BatchSche, "gandiva_fair": GandivaFair, "hived": HiveD}
     return System(name="astraea", family="multi-tenant", variants=ASTRAEA_VARIANTS, algorithms=algorithms,
-                  default_algorithms=("astraea", "batchsche"), score_name="revenue", exact=exact_astraea, run=run_tenant,
+                  default_algorithms=("astraea", "batchsche", "gandiva_fair", "hived"), score_name="revenue", exact=exact_astraea, run=run_tenant,
                   evaluate=lambda instance, result: result.summary(instance), build=astraea.build, relaxable=True,
                   ratio_variant="admission", performance_ratio=True, run_options=("lambda_mode", "theta_scale", "time_origin"))
 

@@ -73,7 +73,7 @@ def test_generate_run_compare(capsys, tmp_path):
     assert code == 0 and json.loads(out)["time_origin"] == "absolute"
     code, out, _ = cli(capsys, "compare", path, "--json", "-q")
     rows = json.loads(out)
-    assert code == 0 and {r["algorithm"] for r in rows} == {"astraea", "batchsche"}
+    assert code == 0 and {r["algorithm"] for r in rows} == {"astraea", "batchsche", "gandiva_fair", "hived"}
     for row in rows:
         assert row["pr"] == pytest.approx(row["revenue"] / row["opt"]) and row["revenue"] <= row["opt"] + 1e-6
     code, _, err = cli(capsys, "run", path, "-a", "batchsche", "--lease", 5)

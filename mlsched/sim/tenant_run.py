@@ -9,14 +9,21 @@ from typing import Any
 from mlsched.errors import MlschedError, UsageError
 from mlsched.instance.multi_tenant import MultiTenantInstance
 from mlsched.sim.multi_tenant_check import check
+from mlsched.sim.tenant_slots import run_slots
 
 
 def run_tenant(instance: MultiTenantInstance, policy: Any, *, time_origin: str | None = None,
                **policy_options: Any) -> Any:
-    """``policy.run(instance)``, refused when the committed schedule violates §1.4 or a capacity.
+    """``policy.run(instance)``, refused when the committed schedule violates §1.4 or a capacity;
+    a preemptive policy (one that decides slot by slot) goes through :func:`run_slots` instead.
     ``time_origin`` overrides the instance's (A2); other options go to the policy's ``configure``."""
     if time_origin is not None:
         instance = dataclasses.replace(instance, time_origin=time_origin)
+    if hasattr(policy, "decide"):
+        if policy_options:
+            raise UsageError(f"{policy.name} takes no {', '.join('--' + k.replace('_', '-') for k in policy_options)}"
+                             " option")
+        return run_slots(instance, policy)
     if policy_options:
         if not hasattr(policy, "configure"):
             raise UsageError(f"{getattr(policy, 'name', 'this policy')} takes no "

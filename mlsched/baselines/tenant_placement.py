@@ -1,0 +1,71 @@
+"""Per-slot placement for the preemptive multi-tenant baselines (Astraea spec §5.2 [R]).
+
+A job runs W = min(g_j^tr, D_j) workers (D_j when the trace gave no GPU count) and one PS. Workers
+go where the caller's strategy puts them; the PS then goes to the server with a free PS slot that
+hosts the most of the job's workers, provided it covers the workers elsewhere (3i):
+(W - w_s) b_w <= b_p. Placements that cannot meet (3i) are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mlsched.instance.multi_tenant import MultiTenantInstance, TenantJob
+
+
+def gang_size(job: TenantJob) -> int:
+    """W_j = min(g_j^tr, D_j)."""
+    return min(job.gpus, job.chunks) if job.gpus is not None else job.chunks
+
+
+@dataclass
+class FreeSlots:
+    """The workers and PS slots still free on each server in the slot being decided."""
+
+    workers: np.ndarray
+    ps: np.ndarray
+
+    @classmethod
+    def of(cls, instance: MultiTenantInstance) -> FreeSlots:
+        return cls(instance.worker_capacity.copy(), instance.ps_capacity.copy())
+
+    def idle(self, instance: MultiTenantInstance) -> np.ndarray:
+        """Servers nothing runs on."""
+        return (self.workers == instance.worker_capacity) & (self.ps == instance.ps_capacity)
+
+    def take(self, workers: np.ndarray, ps: np.ndarray) -> None:
+        self.workers -= workers
+        self.ps -= ps
+
+
+def with_ps(instance: MultiTenantInstance, free: FreeSlots, workers: np.ndarray) -> np.ndarray | None:
+    """One PS on the free-PS server holding the most of ``workers`` that satisfies (3i), or None."""
+    total = int(workers.sum())
+    candidates = [s for s in np.flatnonzero(free.ps > 0)
+                  if (total - workers[s]) * instance.worker_bandwidth <= instance.ps_bandwidth * (1 + 1e-12)]
+    if not candidates:
+        return None
+    best = max(candidates, key=lambda s: (workers[s], -s))
+    ps = np.zeros_like(workers)
+    ps[best] = 1
+    return ps
+
+
+def first_fit(instance: MultiTenantInstance, free: FreeSlots, size: int,
+              servers: Sequence[int]) -> tuple[np.ndarray, np.ndarray] | None:
+    """``size`` workers on ``servers`` in order, as many per server as fit, then the PS; None if impossible."""
+    workers = np.zeros_like(free.workers)
+    left = size
+    for s in servers:
+        if left == 0:
+            break
+        got = min(int(free.workers[s]), left)
+        workers[s] += got
+        left -= got
+    if left:
+        return None
+    ps = with_ps(instance, free, workers)
+    return None if ps is None else (workers, ps)

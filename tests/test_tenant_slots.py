@@ -1,0 +1,117 @@
+"""Preemptive multi-tenant runs (Astraea spec §5.2 [R]): the slot engine and its checker, and the
+Gandiva_fair and HiveD baselines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from astraea_builders import ex, random_instance
+
+from mlsched.baselines.gandiva_fair import GandivaFair, water_fill
+from mlsched.baselines.hived import HiveD
+from mlsched.baselines.tenant_placement import FreeSlots, first_fit, gang_size
+from mlsched.sim.tenant_run import run_tenant
+from mlsched.sim.tenant_slots import SlotRun, check_slots, run_slots
+
+
+def test_water_fill_is_weighted_max_min() -> None:
+    shares = water_fill(10.0, np.array([2.0, 10.0, 10.0]), np.array([1.0, 1.0, 2.0]))
+    assert shares == pytest.approx([2.0, 8 / 3, 16 / 3])
+    assert water_fill(10.0, np.array([1.0, 2.0]), np.array([1.0, 1.0])) == pytest.approx([1.0, 2.0])
+    assert water_fill(4.0, np.array([3.0, 3.0]), np.array([0.0, 1.0])) == pytest.approx([0.0, 3.0])
+
+
+def test_preempted_job_keeps_its_progress() -> None:
+    # EX: j11 (2 chunks, B = 4 mini-batches, n^cent = 1) alone on one server needs 2 slots.
+    inst = ex(jobs=("j11",))
+
+    class StopAndGo:
+        name = "stop-and-go"
+
+        def start(self, instance):
+            self.instance = instance
+
+        def decide(self, t, pending, progress):
+            if t % 2 or not pending:      # runs in even slots only: preempted in between
+                return []
+            workers, ps = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64)
+            workers[0], ps[0] = 2, 1
+            return [(pending[0], workers, ps)]
+
+    run = run_slots(inst, StopAndGo())
+    # released at slot 4 (r = 3, exclusive): runs in slots 4 and 6, 2 workers x 1 = 2 mini-batches each
+    assert run.completion.tolist() == [6]
+    assert run.summary(inst)["revenue"] == pytest.approx(-2 * (6 - 3) + 100)
+
+
+def test_checker_rejects_each_kind_of_violation() -> None:
+    inst = ex(jobs=("j11", "j12"))
+    good = run_slots(inst, GandivaFair())
+    assert check_slots(inst, good) == []
+
+    def tampered(**changes) -> SlotRun:
+        fields = {k: getattr(good, k).copy() for k in ("slot", "job", "server", "workers", "ps", "completion")}
+        fields.update(changes)
+        return SlotRun(algorithm="t", slots=good.slots, **fields)
+
+    assert any("completes in slot" in p for p in check_slots(inst, tampered(completion=good.completion + 1)))
+    assert any("before its release" in p for p in check_slots(inst, tampered(slot=good.slot - 2)))
+    assert any("3e" in p for p in check_slots(inst, tampered(workers=good.workers * 5)))
+    assert any("workers of" in p for p in check_slots(inst, tampered(server=np.zeros_like(good.server))))
+    assert any("no PS" in p for p in check_slots(inst, tampered(ps=np.zeros_like(good.ps))))
+
+
+@pytest.mark.parametrize("policy", [GandivaFair, HiveD], ids=["gandiva_fair", "hived"])
+def test_baselines_on_random_instances(policy) -> None:
+    completed = 0
+    for seed in range(60):
+        inst = random_instance(seed)
+        run = run_tenant(inst, policy())            # checked by check_slots inside
+        assert check_slots(inst, run) == []
+        summary = run.summary(inst)
+        assert summary["utilization"] <= 1 + 1e-12
+        fits = [gang_size(job) <= int(inst.worker_capacity.sum()) for job in inst.jobs]
+        completed += int((run.completion > 0).sum())
+        if policy is GandivaFair:                  # a job that fits the cluster alone is never starved
+            assert all(run.completion[j] > 0 for j in range(inst.num_jobs) if fits[j] and _placeable(inst, j))
+    assert completed > 100
+
+
+def _placeable(inst, j) -> bool:
+    return first_fit(inst, FreeSlots.of(inst), gang_size(inst.jobs[j]), range(len(inst.servers))) is not None
+
+
+def test_gandiva_fair_is_work_conserving() -> None:
+    for seed in range(40):
+        inst = random_instance(seed)
+        policy = GandivaFair()
+        policy.start(inst)
+        pending = list(range(inst.num_jobs))
+        chosen = policy.decide(1, pending, np.zeros(inst.num_jobs))
+        free = FreeSlots.of(inst)
+        for _, workers, ps in chosen:
+            free.take(workers, ps)
+        assert (free.workers >= 0).all() and (free.ps >= 0).all()
+        running = {j for j, _, _ in chosen}
+        for j in set(pending) - running:
+            assert first_fit(inst, free, gang_size(inst.jobs[j]), range(len(inst.servers))) is None
+
+
+def test_hived_keeps_opportunistic_jobs_on_whole_idle_servers() -> None:
+    for seed in range(40):
+        inst = random_instance(seed)
+        policy = HiveD()
+        policy.start(inst)
+        chosen = policy.decide(1, list(range(inst.num_jobs)), np.zeros(inst.num_jobs))
+        used = np.zeros(len(inst.tenants), dtype=np.int64)
+        hosts: dict[int, set[int]] = {}
+        for j, workers, ps in chosen:
+            for s in np.flatnonzero((workers > 0) | (ps > 0)):
+                hosts.setdefault(int(s), set()).add(j)
+        for j, workers, _ in chosen:
+            u = inst.jobs[j].owner
+            if used[u] + workers.sum() <= inst.tenants[u].workers:
+                used[u] += workers.sum()
+                continue
+            mine = np.flatnonzero(workers > 0)
+            assert all(hosts[int(s)] == {j} for s in mine)        # opportunistic: alone on its servers
