@@ -27,6 +27,7 @@ def test_preempted_job_keeps_its_progress() -> None:
 
     class StopAndGo:
         name = "stop-and-go"
+        stationary = False
 
         def start(self, instance):
             self.instance = instance
@@ -50,12 +51,12 @@ def test_checker_rejects_each_kind_of_violation() -> None:
     assert check_slots(inst, good) == []
 
     def tampered(**changes) -> SlotRun:
-        fields = {k: getattr(good, k).copy() for k in ("slot", "job", "server", "workers", "ps", "completion")}
+        fields = {k: getattr(good, k).copy() for k in ("first", "last", "job", "server", "workers", "ps", "completion")}
         fields.update(changes)
         return SlotRun(algorithm="t", slots=good.slots, **fields)
 
     assert any("completes in slot" in p for p in check_slots(inst, tampered(completion=good.completion + 1)))
-    assert any("before its release" in p for p in check_slots(inst, tampered(slot=good.slot - 2)))
+    assert any("before its release" in p for p in check_slots(inst, tampered(first=good.first - 2)))
     assert any("3e" in p for p in check_slots(inst, tampered(workers=good.workers * 5)))
     assert any("workers of" in p for p in check_slots(inst, tampered(server=np.zeros_like(good.server))))
     assert any("no PS" in p for p in check_slots(inst, tampered(ps=np.zeros_like(good.ps))))

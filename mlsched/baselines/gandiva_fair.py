@@ -39,6 +39,8 @@ def water_fill(total: float, demand: np.ndarray, tickets: np.ndarray) -> np.ndar
 class GandivaFair:
     name = "gandiva_fair"
 
+    stationary = True      # a slot's decision depends only on the pending jobs
+
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
 

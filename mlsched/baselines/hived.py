@@ -21,6 +21,8 @@ from mlsched.sim.tenant_slots import Allocation
 class HiveD:
     name = "hived"
 
+    stationary = True      # a slot's decision depends only on the pending jobs
+
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
 
@@ -49,7 +51,8 @@ class HiveD:
                 used[u] += self.size[j]
                 chosen.append((j, *placed))
         for j in opportunistic:
-            idle = [s for s in self.order[inst.jobs[j].owner] if free.idle(inst)[s]]
+            idle_now = free.idle(inst)
+            idle = [s for s in self.order[inst.jobs[j].owner] if idle_now[s]]
             placed = self._affine(free, self.size[j], idle, whole_only=True)
             if placed is not None:
                 free.take(*placed)
@@ -60,9 +63,10 @@ class HiveD:
                 whole_only: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
         """All on one server when ``size`` fits one, else on whole idle servers; None if neither."""
         inst = self.instance
+        idle_now = free.idle(inst)
         for s in servers:
             fits = free.workers[s] >= size and free.ps[s] >= 1
-            if fits and (not whole_only or free.idle(inst)[s]):
+            if fits and (not whole_only or idle_now[s]):
                 workers = np.zeros_like(free.workers)
                 workers[s] = size
                 ps = with_ps(inst, free, workers)
@@ -70,5 +74,4 @@ class HiveD:
                     return workers, ps
         if size <= int(inst.worker_capacity.max(initial=0)):
             return None       # it fits a server, just not one free now: wait rather than spread
-        idle = [s for s in servers if free.idle(inst)[s]]
-        return first_fit(inst, free, size, idle)
+        return first_fit(inst, free, size, [s for s in servers if idle_now[s]])

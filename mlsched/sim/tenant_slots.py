@@ -8,11 +8,15 @@ job completes in the first slot where its progress reaches B_j = E_j D_j M_j; it
 resources before its release (§1.2) or after it completes. Each slot's allocation obeys (3e) W <=
 D_j, (3g) at least one PS, (3i) every server hosting a PS covers the workers elsewhere, and the
 servers' capacities (3c), (3d). The loop stops when every job has completed or after ``max_slots``.
+A run is recorded as blocks: one row per (first slot, last slot, job, server) with the workers and
+PS held throughout; policies whose decisions depend only on the set of pending jobs (``stationary``)
+are asked again only at the next release or completion.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -30,6 +34,7 @@ Allocation = tuple[int, np.ndarray, np.ndarray]   # (job, workers per server, PS
 
 class SlotPolicy(Protocol):
     name: str
+    stationary: bool      # decisions depend only on the pending set: the engine may skip to the next event
 
     def start(self, instance: MultiTenantInstance) -> None:
         """Reset for a run over ``instance``."""
@@ -40,10 +45,11 @@ class SlotPolicy(Protocol):
 
 @dataclass
 class SlotRun:
-    """A preemptive run: every (slot, job, server) allocation and the completions."""
+    """A preemptive run: allocations held over blocks of slots [first, last], and the completions."""
 
     algorithm: str
-    slot: np.ndarray
+    first: np.ndarray                 # rows: (first, last, job, server, workers, ps)
+    last: np.ndarray
     job: np.ndarray
     server: np.ndarray
     workers: np.ndarray
@@ -59,13 +65,18 @@ class SlotRun:
         return np.array([inst.realized(job, int(self.completion[j])) if self.completion[j] else 0.0
                          for j, job in enumerate(instance.jobs)])
 
+    def utilization(self, instance: MultiTenantInstance) -> np.ndarray:
+        """util(t) for t = 1..slots: workers in use over the cluster's workers."""
+        change = np.zeros(self.slots + 2)
+        np.add.at(change, self.first, self.workers)
+        np.add.at(change, self.last + 1, -self.workers)
+        return np.cumsum(change)[1:self.slots + 1] / max(1, int(instance.worker_capacity.sum()))
+
     def summary(self, instance: MultiTenantInstance) -> dict[str, Any]:
         utilities = self.utilities(instance)
-        ran = self.completion > 0
-        used = np.bincount(self.slot, weights=self.workers, minlength=self.slots + 1)[1:]
-        util = used / max(1, int(instance.worker_capacity.sum()))
         gains = tenant_gains(instance, utilities)      # no transfers: g_u is u's own utilities
-        row = tenant_summary(instance, utilities, ran, util, int(self.completion.max(initial=0)), gains)
+        row = tenant_summary(instance, utilities, self.completion > 0, self.utilization(instance),
+                             int(self.completion.max(initial=0)), gains)
         return {**row, "wall_seconds": self.wall_seconds, "seconds_per_job": self.wall_seconds / max(1, instance.num_jobs)}
 
 
@@ -76,34 +87,60 @@ def slot_progress(job: TenantJob, workers: np.ndarray, ps: np.ndarray) -> float:
 
 
 def run_slots(instance: MultiTenantInstance, policy: SlotPolicy, *, max_slots: int | None = None) -> SlotRun:
-    """Drive ``policy`` slot by slot; the run is checked by :func:`check_slots` before it is returned."""
+    """Drive ``policy`` slot by slot (block by block for stationary policies: an allocation is held
+    until the next release or completion); the run is checked by :func:`check_slots` before it is
+    returned."""
     tick = time.perf_counter()
     policy.start(instance)
     n = instance.num_jobs
     release = np.array([instance.first_slot(job) for job in instance.jobs], dtype=np.int64)
-    workload = np.array([job.workload for job in instance.jobs], dtype=float)
+    target = np.array([job.workload for job in instance.jobs], dtype=float) * (1 - PROGRESS_TOL)
     cap = max_slots if max_slots is not None else _default_cap(instance, release)
     progress, completion = np.zeros(n), np.zeros(n, dtype=np.int64)
     order = sorted(range(n), key=lambda j: (release[j], j))
-    rows: list[tuple[int, int, int, int, int]] = []
-    t = 0
-    while t < cap and (completion == 0).any():
-        t += 1
+    rows: list[tuple[int, int, int, int, int, int]] = []
+    t = 1
+    while t <= cap and (completion == 0).any():
         pending = [j for j in order if release[j] <= t and not completion[j]]
-        for j, workers, ps in policy.decide(t, pending, progress.copy()):
+        chosen = policy.decide(t, pending, progress.copy())
+        rates = {j: slot_progress(instance.jobs[j], w, p) for j, w, p in chosen}
+        block = 1
+        if policy.stationary:
+            later = release[release > t]
+            block = int(later.min() - t) if later.size else cap - t + 1
+            for j, rate in rates.items():
+                if rate > 0:
+                    block = min(block, _slots_to_finish(target[j] - progress[j], rate))
+            block = max(1, min(block, cap - t + 1))
+        for j, workers, ps in chosen:
+            done_at, progress[j] = _advance(progress[j], rates[j], block, target[j])
+            last = t + block - 1 if done_at is None else t + done_at
+            if done_at is not None:
+                completion[j] = last
             for s in np.flatnonzero((workers > 0) | (ps > 0)):
-                rows.append((t, j, int(s), int(workers[s]), int(ps[s])))
-            progress[j] += slot_progress(instance.jobs[j], workers, ps)
-            if progress[j] >= workload[j] * (1 - PROGRESS_TOL):
-                completion[j] = t
-    table = np.array(rows, dtype=np.int64).reshape(-1, 5)
-    run = SlotRun(algorithm=policy.name, slot=table[:, 0], job=table[:, 1], server=table[:, 2], workers=table[:, 3],
-                  ps=table[:, 4], completion=completion, slots=t, time_origin=instance.time_origin,
-                  wall_seconds=time.perf_counter() - tick)
+                rows.append((t, last, j, int(s), int(workers[s]), int(ps[s])))
+        t += block
+    table = np.array(rows, dtype=np.int64).reshape(-1, 6)
+    run = SlotRun(algorithm=policy.name, first=table[:, 0], last=table[:, 1], job=table[:, 2], server=table[:, 3],
+                  workers=table[:, 4], ps=table[:, 5], completion=completion, slots=t - 1,
+                  time_origin=instance.time_origin, wall_seconds=time.perf_counter() - tick)
     problems = check_slots(instance, run)
     if problems:
         raise MlschedError(f"{policy.name} on {instance.name}: infeasible run: " + "; ".join(problems[:5]))
     return run
+
+
+def _advance(progress: float, rate: float, slots: int, target: float) -> tuple[int | None, float]:
+    """Progress after each of ``slots`` slots at ``rate``, summed slot by slot: (the index of the slot
+    that reaches ``target`` or None, the progress then)."""
+    sums = np.cumsum(np.concatenate([[progress], np.full(slots, rate)]))[1:]
+    hit = np.flatnonzero(sums >= target)
+    return (int(hit[0]), float(sums[hit[0]])) if hit.size else (None, float(sums[-1]))
+
+
+def _slots_to_finish(remaining: float, rate: float) -> int:
+    """Slots of ``rate`` mini-batches that cover ``remaining`` (at least one)."""
+    return max(1, math.ceil(remaining / rate - 1e-12))
 
 
 def _default_cap(instance: MultiTenantInstance, release: np.ndarray) -> int:
@@ -118,44 +155,54 @@ def check_slots(instance: MultiTenantInstance, run: SlotRun) -> list[str]:
     problems: list[str] = []
     n_servers = len(instance.servers)
     b_w, b_p = instance.worker_bandwidth, instance.ps_bandwidth
-    if (run.workers < 0).any() or (run.ps < 0).any():
-        problems.append("negative workers or PS")
-    per_slot_server: dict[tuple[int, int], list[int]] = {}
-    by_job_slot: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
-    for t, j, s, w, p in zip(run.slot, run.job, run.server, run.workers, run.ps, strict=True):
-        key = (int(t), int(j))
-        if key not in by_job_slot:
-            by_job_slot[key] = (np.zeros(n_servers, dtype=np.int64), np.zeros(n_servers, dtype=np.int64))
-        by_job_slot[key][0][s] += w
-        by_job_slot[key][1][s] += p
-        used = per_slot_server.setdefault((int(t), int(s)), [0, 0])
-        used[0] += int(w)
-        used[1] += int(p)
-    for (t, s), (w, p) in per_slot_server.items():
-        server = instance.servers[s]
-        if w > server.workers or p > server.ps:
-            problems.append(f"slot {t}, server {server.name}: {w} workers of {server.workers}, {p} PS of {server.ps}")
+    if (run.workers < 0).any() or (run.ps < 0).any() or (run.last < run.first).any():
+        problems.append("negative workers or PS, or a block ending before it starts")
+    for s in range(n_servers):                 # capacities: a sweep over each server's blocks
+        mine = run.server == s
+        for label, amount, cap in (("workers", run.workers, instance.servers[s].workers),
+                                   ("PS", run.ps, instance.servers[s].ps)):
+            starts = np.stack([run.first[mine], amount[mine]], axis=1)
+            ends = np.stack([run.last[mine] + 1, -amount[mine]], axis=1)
+            events = np.concatenate([starts, ends])
+            events = events[np.lexsort((events[:, 1], events[:, 0]))]      # releases before takes
+            level = np.cumsum(events[:, 1])
+            if level.size and level.max() > cap:
+                t = int(events[int(np.argmax(level)), 0])
+                problems.append(f"slot {t}, server {instance.servers[s].name}: {int(level.max())} {label} of {cap}")
+    blocks: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
+    for a, b, j, s, w, p in zip(run.first, run.last, run.job, run.server, run.workers, run.ps, strict=True):
+        key = (int(a), int(b), int(j))
+        if key not in blocks:
+            blocks[key] = (np.zeros(n_servers, dtype=np.int64), np.zeros(n_servers, dtype=np.int64))
+        blocks[key][0][s] += w
+        blocks[key][1][s] += p
     progress = np.zeros(instance.num_jobs)
     finished = np.zeros(instance.num_jobs, dtype=np.int64)
-    for (t, j), (w, p) in sorted(by_job_slot.items()):
+    for (a, b, j), (w, p) in sorted(blocks.items()):
         job = instance.jobs[j]
         total = int(w.sum())
-        if t < instance.first_slot(job):
-            problems.append(f"job {job.id} runs in slot {t} before its release {instance.first_slot(job)}")
+        if a < instance.first_slot(job):
+            problems.append(f"job {job.id} runs in slot {a} before its release {instance.first_slot(job)}")
         if finished[j]:
-            problems.append(f"job {job.id} holds resources in slot {t} after completing in slot {finished[j]}")
+            problems.append(f"job {job.id} holds resources in slot {a} after completing in slot {finished[j]}")
+            continue
         if not 1 <= total <= job.chunks:
-            problems.append(f"job {job.id}, slot {t}: {total} workers, not in [1, D_j = {job.chunks}] (3e)")
+            problems.append(f"job {job.id}, slot {a}: {total} workers, not in [1, D_j = {job.chunks}] (3e)")
         if p.sum() < 1:
-            problems.append(f"job {job.id}, slot {t}: no PS (3g)")
+            problems.append(f"job {job.id}, slot {a}: no PS (3g)")
         for s in np.flatnonzero(p > 0):
             if (total - w[s]) * b_w > p[s] * b_p * (1 + 1e-12):
-                problems.append(f"job {job.id}, slot {t}: the PS on {instance.servers[s].name} cover {p[s] * b_p:g} "
+                problems.append(f"job {job.id}, slot {a}: the PS on {instance.servers[s].name} cover {p[s] * b_p:g} "
                                 f"Mbps, the workers elsewhere need {(total - w[s]) * b_w:g} (3i)")
         centralized = np.count_nonzero((w > 0) | (p > 0)) == 1
-        progress[j] += total * (job.rate_centralized if centralized else job.rate_distributed)
-        if not finished[j] and progress[j] >= job.workload * (1 - PROGRESS_TOL):
-            finished[j] = t
+        rate = total * (job.rate_centralized if centralized else job.rate_distributed)
+        sums = np.cumsum(np.concatenate([[progress[j]], np.full(b - a + 1, rate)]))[1:]   # slot by slot
+        reached = np.flatnonzero(sums >= job.workload * (1 - PROGRESS_TOL))
+        progress[j] = sums[reached[0]] if reached.size else sums[-1]
+        if reached.size:
+            finished[j] = a + int(reached[0])
+            if finished[j] < b:
+                problems.append(f"job {job.id} holds resources in slots {finished[j] + 1}..{b} after completing")
     for j, job in enumerate(instance.jobs):
         if finished[j] != run.completion[j]:
             problems.append(f"job {job.id}: completes in slot {finished[j]} by its progress, the run says "
