@@ -217,3 +217,18 @@ def test_round_trip_and_sampled_realizations_are_paired() -> None:
     assert "95% CI" in h.message and h.status is Status.OPTIMAL
     runs = run_sow(inst, GreedyStart(), samples=10, seed=4)
     assert np.all(runs.welfare() <= h.schedule + 1e-9)
+
+
+def test_t8_relaxed_welfare_is_alpha_3_competitive() -> None:
+    # Theorem 5.1 (robust form): with C' >= d_max log2 mu and no switched job, W_R >= LP-R(C') / alpha_3.
+    checked = 0
+    for seed in range(30):
+        inst = tiny_sow(900 + seed, jobs=8, capacity=6, d_max=1, max_duration=2, window=4, max_value=4.0, births=3)
+        mech = SowMechanism(oracle="none", eps=0.2)          # C' = 5 = d_max log2(mu = 32)
+        assert mech.prices(inst).capacity_condition
+        out = mech.simulate(inst, realizations(inst).row(0))
+        assert not any(j.switched for j in out.jobs) and out.relaxed_usage.max(initial=0.0) <= 5 + 1e-9
+        bound = exact_sow(inst, variant="lp-r", supply=5.0).objective / mech.constants(inst)["alpha_3"]
+        assert out.relaxed_welfare >= bound - 1e-9
+        checked += out.relaxed_welfare > 0
+    assert checked > 20
