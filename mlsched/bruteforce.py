@@ -6,6 +6,9 @@ subroutine are checked against.
   split of the workload over slots (chunk or worker-slot form), spec §7.2 BF-Alg2.
 - ``oasis_opt``: OPT_paper / OPT_chunk of program (1)-(13) by enumerating admitted subsets,
   per-job per-slot worker counts and their splits over servers, spec §7.2 BF-OPT.
+- ``astraea_opt``: P-OFF of the Astraea spec (§2.1 (3), §2.5; admission or all-jobs) by a depth-first
+  search over every job's start slot and constant per-server worker and PS allocation, zeta read
+  from the placement and the duration recomputed; no configuration pruning.
 - ``sow_hindsight``: ILP H of the truthful SoW spec (§2.5) for one realization, by enumerating a
   start (or none) per job and keeping the best choice that never puts more than C nodes in a round.
 """
@@ -18,7 +21,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from mlsched.instance import ClusterJobsInstance, SowInstance
+from mlsched.instance import ClusterJobsInstance, MultiTenantInstance, SowInstance
 from mlsched.instance.sow import Realization
 
 EPS = 1e-9
@@ -236,3 +239,60 @@ def sow_hindsight(instance: SowInstance, realization: Realization) -> float:
         if load.max() <= drawn.capacity:
             best = max(best, value)
     return best
+
+
+def astraea_opt(instance: MultiTenantInstance, *, variant: str = "admission") -> float | None:
+    """The best total realized utility of a feasible schedule over slots 1..``instance.horizon``
+    (required); None when ``variant="all-jobs"`` and no schedule runs every job."""
+    if instance.horizon is None:
+        raise ValueError("the brute force needs the instance's horizon")
+    horizon, n_servers = instance.horizon, len(instance.servers)
+    cap_w, cap_p = instance.worker_capacity, instance.ps_capacity
+    options = [_tenant_job_options(instance, j, horizon) for j in range(instance.num_jobs)]
+    used_w = np.zeros((horizon + 2, n_servers), dtype=np.int64)
+    used_p = np.zeros_like(used_w)
+    best: list[float | None] = [None]
+
+    def search(j: int, value: float) -> None:
+        if j == instance.num_jobs:
+            if best[0] is None or value > best[0]:
+                best[0] = value
+            return
+        if variant != "all-jobs":
+            search(j + 1, value)
+        for start, end, workers, ps, utility in options[j]:
+            block_w, block_p = used_w[start:end + 1], used_p[start:end + 1]
+            if ((block_w + workers) > cap_w).any() or ((block_p + ps) > cap_p).any():
+                continue
+            block_w += workers
+            block_p += ps
+            search(j + 1, value + utility)
+            block_w -= workers
+            block_p -= ps
+
+    search(0, 0.0)
+    return best[0]
+
+
+def _tenant_job_options(instance: MultiTenantInstance, j: int,
+                        horizon: int) -> list[tuple[int, int, np.ndarray, np.ndarray, float]]:
+    """Every (start, end, workers per server, PS per server, f_j(end)) one job can run with."""
+    job = instance.jobs[j]
+    n_servers = len(instance.servers)
+    cap_w, cap_p = instance.worker_capacity, instance.ps_capacity
+    out = []
+    for workers in itertools.product(*(range(min(int(c), job.chunks) + 1) for c in cap_w)):
+        total = sum(workers)
+        if not 1 <= total <= job.chunks:
+            continue
+        for ps in itertools.product(*(range(int(c) + 1) for c in cap_p)):
+            if sum(ps) < 1 or any((total - workers[s]) * instance.worker_bandwidth > ps[s] * instance.ps_bandwidth
+                                  * (1 + 1e-12) for s in range(n_servers) if ps[s] > 0):
+                continue
+            hosts = {s for s in range(n_servers) if workers[s] > 0 or ps[s] > 0}
+            rate = job.rate_centralized if len(hosts) == 1 else job.rate_distributed
+            slots = math.ceil(job.workload / (rate * total) - 1e-9)
+            for start in range(instance.first_slot(job), horizon - slots + 2):
+                end = start + slots - 1
+                out.append((start, end, np.array(workers), np.array(ps), instance.realized(job, end)))
+    return out

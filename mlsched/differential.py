@@ -2,8 +2,9 @@
 options), SCIP (through the LP file of the same model) and a brute-force enumeration written
 independently of the formulation. Counts agreements and disagreements by kind.
 
-Programs covered: OASiS OPT_paper and OPT_chunk, the Themis Nash-social-welfare auction and the SoW
-hindsight ILP H (HiGHS, SCIP, brute force; for ILP H also the presolve-off array path mlsched's
+Programs covered: OASiS OPT_paper and OPT_chunk, Astraea's P-OFF (admission and all-jobs; its LP
+relaxation and UB-POOL must stay above the brute force), the Themis Nash-social-welfare auction and
+the SoW hindsight ILP H (HiGHS, SCIP, brute force; for ILP H also the presolve-off array path mlsched's
 E[H] uses), and the OgaSched linear hindsight program and the SoW relaxations LP-R, LP-RP, LP-E
 (cvxpy/Clarabel against the Pyomo LP in HiGHS; a continuous program has no finite enumeration, so
 there the two solvers check each other). A disagreement is kept with
@@ -20,9 +21,10 @@ from typing import Any
 import numpy as np
 
 from mlsched import bruteforce
-from mlsched.formulations import oasis, ogasched, sow, themis
+from mlsched.exact import exact_astraea
+from mlsched.formulations import astraea, oasis, ogasched, sow, themis
 from mlsched.formulations.themis import Bidder
-from mlsched.instance import ClusterJobsInstance, MultiServerInstance, SowInstance, from_dict
+from mlsched.instance import ClusterJobsInstance, MultiServerInstance, MultiTenantInstance, SowInstance, from_dict
 from mlsched.instance.generators.ogasched import generate_ogasched
 from mlsched.instance.generators.sow import generate_sow, tiny_sow
 from mlsched.instance.sow import Realization
@@ -141,6 +143,54 @@ def _themis_auction(case: tuple[list[Bidder], list[int]]) -> tuple[Answers, floa
             "mlsched-auction": auction.phi_star}, truth
 
 
+def random_tenant_instance(rng: np.random.Generator) -> MultiTenantInstance:
+    """1-2 servers of 1-2 workers and 1-2 PS slots, 1-2 tenants, 1-3 jobs with 1-3 chunks, affine
+    utilities (possibly negative when late), b_p / b_w in {0.5, 1, 2}, an explicit horizon of 3-6 slots."""
+    servers = [{"name": f"s{n}", "workers": int(rng.integers(1, 3)), "ps": int(rng.integers(1, 3))}
+               for n in range(int(rng.integers(1, 3)))]
+    tenants = [{"name": "u1", "workers": sum(s["workers"] for s in servers), "ps": sum(s["ps"] for s in servers)}]
+    if rng.random() < 0.5 and tenants[0]["workers"] > 1:
+        cut = int(rng.integers(1, tenants[0]["workers"]))
+        tenants = [{"name": "u1", "workers": cut, "ps": tenants[0]["ps"]},
+                   {"name": "u2", "workers": tenants[0]["workers"] - cut, "ps": 0}]
+    jobs = []
+    for n in range(int(rng.integers(1, 4))):
+        central = float(rng.choice([1.0, 2.0]))
+        jobs.append({"id": f"j{n}", "owner": tenants[int(rng.integers(len(tenants)))]["name"],
+                     "arrival": int(rng.integers(0, 3)), "epochs": 1, "chunks": int(rng.integers(1, 4)),
+                     "minibatches": int(rng.integers(1, 3)),
+                     "rates": {"centralized": central, "distributed": central * float(rng.choice([0.5, 1.0]))},
+                     "utility": {"kind": "affine", "k": -float(rng.integers(1, 6)), "g": float(rng.integers(5, 30))}})
+    return from_dict({"format": "mlsched/v1", "family": "multi-tenant", "name": "random", "servers": servers,
+                      "tenants": tenants, "bandwidth": {"worker": 1.0, "ps": float(rng.choice([0.5, 1.0, 2.0]))},
+                      "jobs": jobs, "horizon": int(rng.integers(3, 7))})
+
+
+def _astraea_poff(variant: str) -> Callable[[MultiTenantInstance], tuple[Answers, float]]:
+    def run(inst: MultiTenantInstance) -> tuple[Answers, float]:
+        truth = bruteforce.astraea_opt(inst, variant=variant)
+        highs = solve(astraea.build(inst, variant=variant))
+        verified = exact_astraea(inst, variant=variant, verify=True)
+        lp = exact_astraea(inst, variant=variant, relax=True).objective
+        pool = exact_astraea(inst, variant="ub-pool").objective
+        if truth is None:        # no schedule runs every job: the solvers must say infeasible
+            infeasible = {Status.INFEASIBLE}
+            return {"highs": 0.0 if highs.status in infeasible else None,
+                    "mlsched-verified": 0.0 if verified.status in infeasible else None}, 0.0
+        answers: Answers = {
+            "highs": highs.objective if highs.status is Status.OPTIMAL else None,
+            "scip": verified.verifier_objective,
+            "mlsched-verified": verified.objective if verified.status in (Status.OPTIMAL, Status.DISAGREE) else None,
+            # the bounds must not fall below OPT: reported as the optimum when they hold
+            "lp-bound": truth if lp is not None and lp >= truth - TOLERANCE * max(1.0, abs(truth)) else lp,
+        }
+        if variant == "admission":
+            answers["ub-pool"] = truth if pool is not None and pool >= truth - TOLERANCE * max(1.0, abs(truth)) \
+                else pool
+        return answers, truth
+    return run
+
+
 def random_sow_case(rng: np.random.Generator) -> tuple[SowInstance, Realization]:
     """A tiny SoW instance (2-4 jobs, C 1-4, d_max 1-2) and one of its realizations."""
     inst = tiny_sow(int(rng.integers(0, 2**31)), jobs=int(rng.integers(2, 5)), capacity=int(rng.integers(1, 5)),
@@ -191,6 +241,8 @@ PROGRAMS: dict[str, Callable[[Any], tuple[Answers, float]]] = {
     "oasis-opt_chunk": _oasis_program("chunk"),
     "ogasched-hindsight-linear": _ogasched_linear,
     "themis-nsw-auction": _themis_auction,
+    "astraea-poff-admission": _astraea_poff("admission"),
+    "astraea-poff-alljobs": _astraea_poff("all-jobs"),
     "sow-ilp-h": _sow_ilp_h,
     "sow-lp-r": _sow_relaxation("lp-r"),
     "sow-lp-rp": _sow_relaxation("lp-rp"),
@@ -201,13 +253,16 @@ GENERATORS: dict[str, Callable[[np.random.Generator], Any]] = {
     "oasis-opt_chunk": random_oasis_instance,
     "ogasched-hindsight-linear": random_ogasched_instance,
     "themis-nsw-auction": random_auction,
+    "astraea-poff-admission": random_tenant_instance,
+    "astraea-poff-alljobs": random_tenant_instance,
     "sow-ilp-h": random_sow_case,
     "sow-lp-r": random_sow_instance,
     "sow-lp-rp": random_sow_instance,
     "sow-lp-e": random_sow_instance,
 }
 REFERENCE = {"oasis-opt_paper": "bruteforce", "oasis-opt_chunk": "bruteforce", "ogasched-hindsight-linear": "clarabel",
-             "themis-nsw-auction": "bruteforce", "sow-ilp-h": "bruteforce", "sow-lp-r": "clarabel",
+             "themis-nsw-auction": "bruteforce", "astraea-poff-admission": "bruteforce",
+             "astraea-poff-alljobs": "bruteforce", "sow-ilp-h": "bruteforce", "sow-lp-r": "clarabel",
              "sow-lp-rp": "clarabel", "sow-lp-e": "clarabel"}
 
 

@@ -20,6 +20,7 @@ from mlsched.instance import (
 from mlsched.metrics import total_utility
 from mlsched.multiserver import LINEAR, ChannelModel
 from mlsched.sim import multi_tenant_check, sow_run
+from mlsched.sim.multi_tenant_check import TenantSchedule
 from mlsched.sim.schedule import ClusterSchedule
 from mlsched.solve import (
     EXACT_REL_GAP,
@@ -273,6 +274,10 @@ def exact_astraea(instance: MultiTenantInstance, *, variant: str = "admission", 
     if variant not in ASTRAEA_VARIANTS:
         raise UsageError(f"unknown Astraea variant {variant!r}; choose one of {', '.join(ASTRAEA_VARIANTS)}")
     built = astraea.build(instance, variant=variant, relax=relax)
+    if built.size["variables"] == 0:     # no job can finish within the horizon: nothing to solve
+        return SolveReport(Status.OPTIMAL, 0.0, 0.0, 0.0, built.build_seconds, 0.0, "none", relaxed=built.relaxed,
+                           message="no job can finish within the horizon",
+                           schedule=None if built.relaxed else TenantSchedule.empty(instance, "p-off"))
     report = solve(built, time_limit=time_limit, verify=False if built.relaxed else verify)
     if built.relaxed or report.schedule is None or report.objective is None:
         return report

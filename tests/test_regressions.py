@@ -96,3 +96,17 @@ def test_themis_pf_program_with_near_tied_bids_meets_its_brute_force_optimum():
         assert report.status is Status.OPTIMAL and report.gap == 0.0
         assert abs(report.objective - best) <= tolerance
         assert report.bound >= best - tolerance
+
+
+def test_astraea_programs_without_columns_are_worth_zero():
+    """Found by the differential test: no job can finish by the horizon, so UB-POOL had no variable
+    and came back without a value; every variant's answer is the brute-force truth, 0."""
+    from mlsched.exact import exact_astraea
+
+    inst = load(HERE / "astraea" / "ubpool-no-columns.json")
+    assert bruteforce.astraea_opt(inst) == 0.0 and bruteforce.astraea_opt(inst, variant="all-jobs") is None
+    for variant in ("admission", "ub-pool"):
+        report = exact_astraea(inst, variant=variant)
+        assert report.status is Status.OPTIMAL and report.objective == 0.0
+    assert exact_astraea(inst, relax=True).objective == 0.0
+    assert exact_astraea(inst, variant="all-jobs").status is Status.INFEASIBLE
