@@ -22,7 +22,7 @@ SHIPPED_SOW = sorted((ROOT / "instances" / "sow").glob("*.json"))
 def test_instances_are_shipped():
     assert len(SHIPPED) >= 5 and len(SHIPPED_OGASCHED) >= 2 and len(SHIPPED_THEMIS) >= 2
     assert {p.stem for p in SHIPPED_MULTI_TENANT} == {"ex", "ex-share", "o1", "o2", "o3"}
-    assert {p.stem for p in SHIPPED_SOW} == {"t3", "t4", "const-signal-n6", "section-3-4", "stochastic-n5"}
+    assert {p.stem for p in SHIPPED_SOW} == {"t2", "t3", "t4", "const-signal-n6", "section-3-4", "stochastic-n5"}
     assert {p.parent.name for p in (ROOT / "instances").rglob("*.json")} == {"oasis", "ogasched", "themis",
                                                                             "multi-tenant", "sow"}
 
