@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlsched.baselines.tenant_placement import FreeSlots, first_fit, gang_size
+from mlsched.baselines.tenant_placement import FreeSlots, GangScheduler, first_fit
 from mlsched.instance.multi_tenant import MultiTenantInstance
 from mlsched.sim.tenant_slots import Allocation
 
@@ -36,18 +36,12 @@ def water_fill(total: float, demand: np.ndarray, tickets: np.ndarray) -> np.ndar
     return share
 
 
-class GandivaFair:
+class GandivaFair(GangScheduler):
     name = "gandiva_fair"
 
-    stationary = True      # a slot's decision depends only on the pending jobs
-
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-
     def start(self, instance: MultiTenantInstance) -> None:
-        self.instance = instance
-        self.tickets = np.array([t.workers for t in instance.tenants], dtype=float)
-        self.size = [gang_size(job) for job in instance.jobs]
+        super().start(instance)
+        self.tickets = self.quota.astype(float)
 
     def decide(self, t: int, pending: list[int], progress: np.ndarray) -> list[Allocation]:
         inst = self.instance

@@ -13,23 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlsched.baselines.tenant_placement import FreeSlots, first_fit, gang_size, with_ps
+from mlsched.baselines.tenant_placement import FreeSlots, GangScheduler, first_fit, with_ps
 from mlsched.instance.multi_tenant import MultiTenantInstance
 from mlsched.sim.tenant_slots import Allocation
 
 
-class HiveD:
+class HiveD(GangScheduler):
     name = "hived"
 
-    stationary = True      # a slot's decision depends only on the pending jobs
-
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-
     def start(self, instance: MultiTenantInstance) -> None:
-        self.instance = instance
-        self.quota = np.array([t.workers for t in instance.tenants], dtype=np.int64)
-        self.size = [gang_size(job) for job in instance.jobs]
+        super().start(instance)
         n = len(instance.servers)
         self.order = [list(t.servers or ()) + [s for s in range(n) if s not in (t.servers or ())]
                       for t in instance.tenants]

@@ -21,6 +21,22 @@ def gang_size(job: TenantJob) -> int:
     return min(job.gpus, job.chunks) if job.gpus is not None else job.chunks
 
 
+class GangScheduler:
+    """What the preemptive baselines share: gang sizes, tenant quotas, and decisions that depend
+    only on the pending jobs (the slot engine may hold them until the next release or completion)."""
+
+    name = "gang"
+    stationary = True
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    def start(self, instance: MultiTenantInstance) -> None:
+        self.instance = instance
+        self.quota = np.array([t.workers for t in instance.tenants], dtype=np.int64)   # q_w^u
+        self.size = [gang_size(job) for job in instance.jobs]
+
+
 @dataclass
 class FreeSlots:
     """The workers and PS slots still free on each server in the slot being decided."""
