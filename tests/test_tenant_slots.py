@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from astraea_builders import ex, random_instance
+from astraea_builders import ex
 
 from mlsched.baselines.gandiva_fair import GandivaFair, water_fill
 from mlsched.baselines.hived import HiveD
 from mlsched.baselines.tenant_placement import FreeSlots, first_fit, gang_size
+from mlsched.instance.generators.astraea import tiny_astraea
 from mlsched.sim.tenant_run import run_tenant
 from mlsched.sim.tenant_slots import SlotRun, check_slots, run_slots
 
@@ -66,7 +67,7 @@ def test_checker_rejects_each_kind_of_violation() -> None:
 def test_baselines_on_random_instances(policy) -> None:
     completed = 0
     for seed in range(60):
-        inst = random_instance(seed)
+        inst = tiny_astraea(seed)
         run = run_tenant(inst, policy())            # checked by check_slots inside
         assert check_slots(inst, run) == []
         summary = run.summary(inst)
@@ -84,7 +85,7 @@ def _placeable(inst, j) -> bool:
 
 def test_gandiva_fair_is_work_conserving() -> None:
     for seed in range(40):
-        inst = random_instance(seed)
+        inst = tiny_astraea(seed)
         policy = GandivaFair()
         policy.start(inst)
         pending = list(range(inst.num_jobs))
@@ -100,7 +101,7 @@ def test_gandiva_fair_is_work_conserving() -> None:
 
 def test_hived_keeps_opportunistic_jobs_on_whole_idle_servers() -> None:
     for seed in range(40):
-        inst = random_instance(seed)
+        inst = tiny_astraea(seed)
         policy = HiveD()
         policy.start(inst)
         chosen = policy.decide(1, list(range(inst.num_jobs)), np.zeros(inst.num_jobs))

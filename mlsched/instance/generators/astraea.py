@@ -130,3 +130,35 @@ def generate_astraea(*, jobs: int = 100, servers: int = 100, users: int | None =
     inst = from_dict(doc)
     assert isinstance(inst, MultiTenantInstance)
     return inst
+
+
+def tiny_astraea(seed: int, *, max_tenants: int = 3, max_servers: int = 6, max_jobs: int = 10,
+                 max_arrival: int = 6, slope: tuple[float, float] = (0.5, 4.0)) -> MultiTenantInstance:
+    """A random small instance (spec §7.6: U <= 3, S <= 6, N <= 10) with quotas that split the
+    cluster exactly and affine utilities worth running for a while (g / |k| slots; a steeper
+    ``slope`` keeps the offline program's horizon short)."""
+    rng = np.random.default_rng(seed)
+    n_servers, n_tenants = int(rng.integers(1, max_servers + 1)), int(rng.integers(1, max_tenants + 1))
+    servers = [(int(rng.integers(1, 5)), int(rng.integers(1, 3))) for _ in range(n_servers)]
+
+    def split(total: int) -> list[int]:
+        cuts = np.sort(rng.integers(0, total + 1, size=n_tenants - 1))
+        return np.diff(np.concatenate([[0], cuts, [total]])).astype(int).tolist()
+
+    q_w, q_p = split(sum(w for w, _ in servers)), split(sum(p for _, p in servers))
+    jobs = []
+    for n in range(int(rng.integers(1, max_jobs + 1))):
+        central = float(rng.choice([0.5, 1.0, 2.0]))
+        owner = f"u{int(rng.integers(n_tenants)) + 1}"
+        arrival = int(rng.integers(0, max_arrival + 1))
+        chunks, epochs, minibatches = int(rng.integers(1, 5)), int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        distributed = central * float(rng.choice([0.5, 0.8, 1.0]))
+        k, g = -float(rng.uniform(*slope)), float(rng.uniform(20, 100))
+        jobs.append({"id": f"j{n + 1}", "owner": owner, "arrival": arrival, "epochs": epochs, "chunks": chunks,
+                     "minibatches": minibatches, "rates": {"centralized": central, "distributed": distributed},
+                     "utility": {"kind": "affine", "k": k, "g": g}})
+    return from_dict({
+        "format": "mlsched/v1", "family": "multi-tenant", "name": f"random-{seed}",
+        "servers": [{"name": f"s{n + 1}", "workers": w, "ps": p} for n, (w, p) in enumerate(servers)],
+        "tenants": [{"name": f"u{n + 1}", "workers": w, "ps": p} for n, (w, p) in enumerate(zip(q_w, q_p))],
+        "bandwidth": {"worker": 1.0, "ps": float(rng.choice([0.5, 1.0, 2.0]))}, "jobs": jobs})
