@@ -11,7 +11,8 @@ import pytest
 from mlsched.instance.generators.astraea import tiny_astraea
 
 from mlsched.online.astraea import Astraea
-from mlsched.online.astraea.invariants import MISREPORTS, misreport, random_view, sp1_surplus, violations
+from mlsched.online.astraea.invariants import (
+    MISREPORTS, misreport, random_view, replay_violations, sp1_surplus, violations)
 from mlsched.sim.multi_tenant_check import realized_utilities
 from mlsched.study import solve_exact
 
@@ -25,9 +26,25 @@ def run_of(seed: int):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_hard_invariants(seed):
-    """FEAS, batching, rounds, mu > 0, BSI-1, GC, NFR, ACCT, determinism (none may fail)."""
+    """FEAS, batching, rounds, mu > 0, BSI-1, GC, NFR, ACCT, determinism, and on the replayed calls
+    posted prices that never fall within a round and stay in [0, theta - 1] and PE-op (none may fail)."""
     inst, run = run_of(seed)
     assert violations(inst, run, Astraea().run(inst)) == Counter()
+    assert replay_violations(inst, run, Astraea()) == Counter()
+
+
+def test_replay_catches_a_wrong_cost_and_a_wrongly_rejected_job():
+    inst = tiny_astraea(3)
+    run = Astraea().run(inst)
+    admitted = np.flatnonzero(run.phase > 0)
+    assert admitted.size
+    overcharged = dataclasses.replace(run, cost=run.cost + 1.0)
+    assert replay_violations(inst, overcharged, Astraea())["prices"] == admitted.size
+    first = int(admitted[0])
+    dropped = dataclasses.replace(run, batch=run.batch.copy(), round=run.round.copy(), phase=run.phase.copy(),
+                                  schedule=dataclasses.replace(run.schedule, start=run.schedule.start.copy()))
+    dropped.batch[first] = dropped.round[first] = dropped.phase[first] = dropped.schedule.start[first] = 0
+    assert replay_violations(inst, dropped, Astraea())["PE-op"] >= 1
 
 
 def test_invariant_counts_catch_a_broken_run():
@@ -56,13 +73,13 @@ def test_sp1_no_misreport_beats_the_truth_at_frozen_prices(seed):
     """SP-1 (§4.2) with the W_eff rule: a misreport's schedule, run by the true job, is no better."""
     rng = np.random.default_rng(seed)
     inst = tiny_astraea(1000 + seed, max_jobs=3)
-    ratio = inst.worker_bandwidth / inst.ps_bandwidth
+    bandwidth = (inst.worker_bandwidth, inst.ps_bandwidth)
     for _ in range(25):
         true_job = inst.jobs[int(rng.integers(inst.num_jobs))]
         tau = int(2 ** rng.integers(1, 5))
         view = random_view(rng, inst, tau)
         lie = misreport(rng, true_job, MISREPORTS[int(rng.integers(len(MISREPORTS)))])
-        result = sp1_surplus(true_job, lie, view, ratio)
+        result = sp1_surplus(true_job, lie, view, bandwidth)
         if result is None:
             continue
         honest, surplus = result

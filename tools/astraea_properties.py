@@ -40,12 +40,12 @@ def sp1(count: int) -> None:
     while sum(tried.values()) < count:
         inst = tiny_astraea(100_000 + seed, max_jobs=3)
         seed += 1
-        ratio = inst.worker_bandwidth / inst.ps_bandwidth
+        bandwidth = (inst.worker_bandwidth, inst.ps_bandwidth)
         for _ in range(50):
             job = inst.jobs[int(rng.integers(inst.num_jobs))]
             kind = MISREPORTS[int(rng.integers(len(MISREPORTS)))]
             result = sp1_surplus(job, misreport(rng, job, kind), random_view(rng, inst, int(2 ** rng.integers(1, 5))),
-                                 ratio)
+                                 bandwidth)
             tried[kind] += 1
             beaten[kind] += result is not None and result[1] > result[0] + 1e-9
     print(f"SP-1: {sum(tried.values())} misreports {dict(tried)}, profitable {dict(beaten)}")

@@ -25,6 +25,7 @@ import numpy as np
 
 from mlsched.errors import MlschedError
 from mlsched.instance.multi_tenant import MultiTenantInstance, TenantJob
+from mlsched.instance.parameter_server import ps_needed
 from mlsched.tenant_metrics import summary as tenant_summary
 from mlsched.tenant_metrics import tenant_gains
 
@@ -191,7 +192,7 @@ def check_slots(instance: MultiTenantInstance, run: SlotRun) -> list[str]:
         if p.sum() < 1:
             problems.append(f"job {job.id}, slot {a}: no PS (3g)")
         for s in np.flatnonzero(p > 0):
-            if (total - w[s]) * b_w > p[s] * b_p * (1 + 1e-12):
+            if p[s] < ps_needed(total - int(w[s]), b_w, b_p):
                 problems.append(f"job {job.id}, slot {a}: the PS on {instance.servers[s].name} cover {p[s] * b_p:g} "
                                 f"Mbps, the workers elsewhere need {(total - w[s]) * b_w:g} (3i)")
         centralized = np.count_nonzero((w > 0) | (p > 0)) == 1

@@ -24,6 +24,7 @@ import numpy as np
 from mlsched.errors import UsageError
 from mlsched.formulations.astraea import Config, configurations
 from mlsched.instance.multi_tenant import MultiTenantInstance, TenantJob
+from mlsched.instance.parameter_server import ps_needed
 
 THETA_FLOOR = 1.0 + 1e-9
 LAMBDA_MODES = ("fixed", "theory")
@@ -39,7 +40,7 @@ def fits_empty_cluster(instance: MultiTenantInstance, config: Config) -> bool:
     total = int(cap_w.sum())
     for s in range(len(cap_w)):
         local = min(w - 1, int(cap_w[s]))
-        need = math.ceil((w - local) * instance.worker_bandwidth / instance.ps_bandwidth - 1e-9)
+        need = ps_needed(w - local, instance.worker_bandwidth, instance.ps_bandwidth)
         if need <= cap_p[s] and w - local <= total - cap_w[s]:
             return True
     return False

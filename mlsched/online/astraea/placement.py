@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlsched.instance.multi_tenant import TenantJob
+from mlsched.instance.parameter_server import ps_needed
 
 EPS = 1e-9
 CENTRAL_SERVER_RULES = ("best_fit", "lowest_index")
@@ -101,7 +102,7 @@ def job_shape(job: TenantJob) -> JobShape:
                     distributed=durations(job.workload, job.rate_distributed, job.chunks), utility=job.utility)
 
 
-def best_candidate(job: JobShape, view: RoundView, *, bandwidth_ratio: float, central_rule: str = "best_fit",
+def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, float], central_rule: str = "best_fit",
                    mincostc_cost: str = "per_slot", first_chunk: int = 32) -> Candidate | None:
     """The job's best schedule in this round (Alg. 3 lines 2-11), or None when no mu > 0.
 
@@ -133,7 +134,7 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth_ratio: float, ce
             cost = d * (w * view.eta_w[start:last] + view.eta_p[start:last]) if literal else w * win_w + win_p
         else:
             local = np.minimum(w - 1, fw)
-            need = np.ceil((w - local) * bandwidth_ratio - EPS)
+            need = ps_needed(w - local, *bandwidth)
             usable = (need <= fp) & (need <= qp)
             first = np.argmin(np.where(usable, need, np.inf), axis=0)
             cols = np.arange(last - start)
@@ -167,14 +168,15 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth_ratio: float, ce
         start, size = stop, 2 * size
     if best_at == (0, 0):
         return None
-    chosen = placement_at(job, view, best_at[0], best_at[1], best_central, best, bandwidth_ratio, central_rule,
+    chosen = placement_at(job, view, best_at[0], best_at[1], best_central, best, bandwidth, central_rule,
                           literal)
     assert chosen is not None, "the enumeration's winner has a placement"
     return chosen
 
 
 def placement_at(job: JobShape, view: RoundView, offset: int, w: int, centralized: bool, mu: float | None = None,
-                 ratio: float = 1.0, central_rule: str = "best_fit", literal: bool = False) -> Candidate | None:
+                 bandwidth: tuple[float, float] = (1.0, 1.0), central_rule: str = "best_fit",
+                 literal: bool = False) -> Candidate | None:
     """MINCOSTC (Alg. 5 lines 3-13) or MINCOSTD (Alg. 4 lines 3-23) for one (o, W): the placement
     and its cost, or None where the side has none (mu defaults to value - cost)."""
     d = int((job.central if centralized else job.distributed)[w - 1])
@@ -197,7 +199,7 @@ def placement_at(job: JobShape, view: RoundView, offset: int, w: int, centralize
                 else float(w * view.eta_w[run].sum() + view.eta_p[run].sum()))
     else:
         local = np.minimum(w - 1, fw)
-        need = np.ceil((w - local) * ratio - EPS).astype(np.int64)
+        need = ps_needed(w - local, *bandwidth)
         hosts = [s for s in range(n_servers) if need[s] <= fp[s] and need[s] <= qp]
         if not hosts:
             return None

@@ -108,7 +108,7 @@ class AstraeaRun:
                 "call_median_seconds": float(np.median(calls)), "call_p95_seconds": float(np.percentile(calls, 95))}
 
 
-class _Round:
+class RoundState:
     """The state of one round: allocations h, phase-1 quota use U, the pool a (Alg. 2 line 1)."""
 
     def __init__(self, instance: MultiTenantInstance, rho0: int, tau: int, theta: tuple[float, float]):
@@ -139,6 +139,17 @@ class _Round:
         """a_w(t), a_p(t): the quota phase-1 jobs left unused (Alg. 2 line 4)."""
         self.pool_w = (self.quota_w[:, None] - self.used_w).sum(axis=0)
         self.pool_p = (self.quota_p[:, None] - self.used_p).sum(axis=0)
+
+    def allocate(self, best: Candidate, owner: int, phase: int) -> slice:
+        """Raise h over the candidate's run (Alg. 3 line 14) and, in phase 1, the owner's quota use;
+        the run's columns."""
+        run = slice(best.offset - 1, best.offset - 1 + best.duration)
+        self.h_w[:, run] += best.y[:, None]
+        self.h_p[:, run] += best.z[:, None]
+        if phase == 1:
+            self.used_w[owner, run] += int(best.y.sum())
+            self.used_p[owner, run] += int(best.z.sum())
+        return run
 
 
 class Astraea:
@@ -209,7 +220,7 @@ class Astraea:
         left = list(jobs)
         admitted: set[int] = set()
         for i in range(1, lam + 1):
-            state = _Round(instance, (lam + i - 1) * tau, tau, (consts.theta_w, consts.theta_p))
+            state = RoundState(instance, (lam + i - 1) * tau, tau, (consts.theta_w, consts.theta_p))
             first = self._max_irev(state, shapes, left, 1, record)
             left = [j for j in left if j not in first]
             second: list[int] = []
@@ -224,17 +235,17 @@ class Astraea:
                 break
         return admitted
 
-    def _max_irev(self, state: _Round, shapes: list[JobShape], jobs: list[int], phase: int,
+    def _max_irev(self, state: RoundState, shapes: list[JobShape], jobs: list[int], phase: int,
                   record: AstraeaRun) -> list[int]:
         """A_maxIrev (Alg. 3): posted-price admission of ``jobs`` in order; the jobs admitted."""
         tick = time.perf_counter()
         instance = state.instance
-        ratio = instance.worker_bandwidth / instance.ps_bandwidth
+        bandwidth = (instance.worker_bandwidth, instance.ps_bandwidth)
         admitted = []
         for j in jobs:
             owner = instance.jobs[j].owner
             view = state.view(owner)
-            best = best_candidate(shapes[j], view, bandwidth_ratio=ratio, central_rule=self.central_server_rule,
+            best = best_candidate(shapes[j], view, bandwidth=bandwidth, central_rule=self.central_server_rule,
                                   mincostc_cost=self.mincostc_cost)
             if best is None:
                 continue
@@ -243,20 +254,16 @@ class Astraea:
         record.call_seconds.append(time.perf_counter() - tick)
         return admitted
 
-    def _admit(self, state: _Round, j: int, owner: int, best: Candidate, view: RoundView, phase: int,
+    def _admit(self, state: RoundState, j: int, owner: int, best: Candidate, view: RoundView, phase: int,
                record: AstraeaRun) -> None:
         """Commit the job's schedule, raise h (and the owner's quota use in phase 1), charge phase 2."""
-        run = slice(best.offset - 1, best.offset - 1 + best.duration)
+        run = state.allocate(best, owner, phase)
         workers, ps = int(best.y.sum()), int(best.z.sum())
-        state.h_w[:, run] += best.y[:, None]
-        state.h_p[:, run] += best.z[:, None]
         schedule = record.schedule
         schedule.start[j] = state.rho0 + best.offset
         schedule.workers[j], schedule.ps[j] = best.y, best.z
         record.phase[j], record.mu[j], record.ideal[j], record.cost[j] = phase, best.mu, best.value, best.cost
         if phase == 1:
-            state.used_w[owner, run] += workers
-            state.used_p[owner, run] += ps
             return
         payment = shared_payment(view.eta_w[run] * workers, view.eta_p[run] * ps,
                                  state.quota_w[:, None] - state.used_w[:, run],
