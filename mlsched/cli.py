@@ -189,6 +189,10 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--theta-scale", type=_positive_float, metavar="X", help="Astraea: theta times X (Fig. 11)")
     p.add_argument("--time-origin", choices=("arrival", "absolute"),
                    help="multi-tenant family: realized utility of t+ - r_j or of t+ (A2; default: the file's)")
+    p.add_argument("--migration-cost", type=_slot_fraction, metavar="C",
+                   help="gandiva_fair, hived: fraction of a slot a job loses when its allocation changes (0)")
+    p.add_argument("--no-opportunistic", dest="opportunistic", action="store_const", const=False,
+                   help="hived: jobs beyond the quota wait instead of running on idle servers")
     p.add_argument("--samples", type=_positive_int, metavar="N",
                    help="sow family: realizations (all of them when at most N, else N paired draws; 2000)")
     p.add_argument("--eps", type=_unit_interval, metavar="E", help="sow family: the reduction's eps (0.2)")
@@ -197,7 +201,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
 def _run_option_values(args: argparse.Namespace) -> dict[str, Any]:
     return {"lease": args.lease, "restart_overhead": args.restart_overhead, "lambda_mode": args.lambda_mode,
             "theta_scale": args.theta_scale, "time_origin": args.time_origin, "samples": args.samples,
-            "eps": args.eps}
+            "eps": args.eps, "migration_cost": args.migration_cost, "opportunistic": args.opportunistic}
 
 
 def _seconds(text: str, *, allow_zero: bool) -> float:
@@ -218,6 +222,16 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
+def _slot_fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text!r}")
     return value
 
 
@@ -331,7 +345,8 @@ def _run_study(args: argparse.Namespace, files: list[str]) -> pd.DataFrame:
 
 _TABLE_COLUMNS = ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "hindsight_opt",
                   "max_rho", "median_rho", "jain", "gpu_hours", "placement_score", "max_rho_slotted",
-                  "welfare", "revenue", "var_alpha", "utilization", "makespan", "evicted_rate", "switched_rate", "pr", "opt",
+                  "welfare", "revenue", "alpha_mean", "var_alpha", "si_mean", "si_below_one", "utilization", "makespan",
+                  "evicted_rate", "switched_rate", "pr", "pr_low", "pr_high", "opt",
                   "opt_bound", "ratio", "ratio_low",
                   "ratio_high", "admitted", "completed", "jobs", "check_problems", "wall_seconds"]
 
@@ -346,9 +361,12 @@ def _print_table(frame: pd.DataFrame) -> None:
         sources = table["opt_bound_source"] if "opt_bound_source" in table else [None] * len(table)
         table["opt"] = [_opt_text(o, b, s, src) for o, b, s, src in
                         zip(table["opt"], table["opt_bound"], table["opt_status"], sources)]
+    if "pr_low" in table:        # PR = ALG / OPT, an interval when OPT is not proven
+        table["pr"] = ["-" if np.isnan(lo) else f"{pr:.4f}" if not np.isnan(pr) else f"[{lo:.4f}, {hi:.4f}]"
+                       for pr, lo, hi in zip(table["pr"], table["pr_low"], table["pr_high"])]
     shown = [c for c in ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "max_rho",
-                         "jain", "gpu_hours", "placement_score", "max_rho_slotted", "welfare", "revenue", "var_alpha",
-                         "utilization", "makespan", "evicted_rate", "switched_rate", "opt", "ratio", "pr", "admitted",
+                         "jain", "gpu_hours", "placement_score", "max_rho_slotted", "welfare", "revenue", "alpha_mean",
+                         "var_alpha", "si_mean", "utilization", "makespan", "evicted_rate", "switched_rate", "opt", "ratio", "pr", "admitted",
                          "completed", "wall_seconds", "two_alpha"] if c in table]
     if table["instance"].nunique() == 1:
         shown.remove("instance")

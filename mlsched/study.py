@@ -124,9 +124,11 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
             row["regret_bound"] = policy.theorem_bound()
         if opt is not None:
             row.update(_ratio_columns(opt, row.get(sysm.ratio_score or sysm.score_name, np.nan), sysm.minimize))
-            if sysm.performance_ratio and opt.status is Status.OPTIMAL and opt.objective is not None:
-                measured = performance_ratio(row[sysm.score_name], opt.objective)
-                row.update(pr=measured["pr"], pr_note=measured["note"])
+            if sysm.performance_ratio and opt.objective is not None and opt.status in (
+                    Status.OPTIMAL, Status.FEASIBLE, Status.DISAGREE):
+                measured = performance_ratio(row[sysm.score_name], *_opt_interval(opt))
+                row.update(pr=measured["pr"], pr_low=measured["pr_low"], pr_high=measured["pr_high"],
+                           pr_note=measured["note"])
         if regret_opt is not None and regret_opt.objective is not None:
             row["hindsight_opt"] = regret_opt.objective
             row["regret"] = regret_opt.objective - row[sysm.score_name]

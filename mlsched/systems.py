@@ -4,6 +4,7 @@ baselines, how a run is simulated and how it is scored. The CLI and studies look
 from __future__ import annotations
 
 import inspect
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -141,21 +142,33 @@ def _themis() -> System:
 
 
 def _astraea() -> System:
-    from mlsched.baselines.batchsche import BatchSche
+    from mlsched.baselines.batchsche import BatchSche, exclusive_gains
     from mlsched.baselines.gandiva_fair import GandivaFair
     from mlsched.baselines.hived import HiveD
     from mlsched.exact import ASTRAEA_VARIANTS, exact_astraea
     from mlsched.formulations import astraea
     from mlsched.online.astraea import Astraea
     from mlsched.sim.tenant_run import run_tenant
+    from mlsched.tenant_metrics import sharing_incentive
+
+    last: dict[str, Any] = {}      # g_u^excl of the instance (held, so compared by identity) last evaluated
+
+    def evaluate(instance: Any, result: Any) -> dict[str, Any]:
+        """§5.3's metrics and SI_u = g_u / g_u^excl (its mean, minimum and counts)."""
+        if last.get("instance") is not instance or last.get("origin") != result.time_origin:
+            last.update(instance=instance, origin=result.time_origin, gains=exclusive_gains(
+                dataclasses.replace(instance, time_origin=result.time_origin)))
+        si = sharing_incentive(instance, result.gains(instance), last["gains"])
+        return {**result.summary(instance), **{k: v for k, v in si.items() if k != "si"}}
 
     algorithms: dict[str, Callable[..., Any]] = {
         "astraea": Astraea, "astraea-theory": partial(Astraea, lambda_mode="theory", name="astraea-theory"),
         "batchsche": BatchSche, "gandiva_fair": GandivaFair, "hived": HiveD}
     return System(name="astraea", family="multi-tenant", variants=ASTRAEA_VARIANTS, algorithms=algorithms,
                   default_algorithms=("astraea", "batchsche", "gandiva_fair", "hived"), score_name="revenue", exact=exact_astraea, run=run_tenant,
-                  evaluate=lambda instance, result: result.summary(instance), build=astraea.build, relaxable=True,
-                  ratio_variant="admission", performance_ratio=True, run_options=("lambda_mode", "theta_scale", "time_origin"))
+                  evaluate=evaluate, build=astraea.build, relaxable=True,
+                  ratio_variant="admission", performance_ratio=True, run_options=("lambda_mode", "theta_scale", "time_origin", "migration_cost",
+                                                                  "opportunistic"))
 
 
 def _sow() -> System:

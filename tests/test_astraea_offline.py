@@ -168,3 +168,13 @@ def test_oasis_and_astraea_share_the_minibatch_time_and_ps_count():
     assert check(e, schedule, 10) == []                                    # 2 remote workers, 1 PS of twice their bandwidth
     schedule.workers[0] = [1, 3]
     assert any("(3i)" in line for line in check(e, schedule, 10))         # 3 remote workers need 2 PS
+
+
+def test_irmp_of_ex():
+    """IRMP(J_2, tau_2) of EX (Lemma 1): the four jobs from time 0, 4 slots; j22 cannot finish, the
+    others run centralized at their fastest on their own servers: 96 + 94 + 96."""
+    e = ex()
+    irmp = astraea.irmp(e, range(4), 4)
+    assert [j.arrival for j in irmp.jobs] == [0] * 4 and irmp.horizon == 4
+    assert opt(irmp) == pytest.approx(286)
+    assert opt(astraea.irmp(e, [0, 1], 2)) == pytest.approx(96)       # j12 needs 3 slots

@@ -24,14 +24,22 @@ def gang_size(job: TenantJob) -> int:
 
 
 class GangScheduler:
-    """What the preemptive baselines share: gang sizes, tenant quotas, and decisions that depend
-    only on the pending jobs (the slot engine may hold them until the next release or completion)."""
+    """What the preemptive baselines share: gang sizes, tenant quotas, decisions that depend only on
+    the pending jobs (the slot engine may hold them until the next release or completion), and the
+    migration cost (spec §5.2 [R], default 0): the fraction of a slot a job loses in a slot it runs
+    on another allocation than the last one it ran on."""
 
     name = "gang"
     stationary = True
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, *, migration_cost: float = 0.0) -> None:
         self.seed = seed
+        self.migration_cost = migration_cost
+
+    def configure(self, *, migration_cost: float | None = None) -> None:
+        """Set the migration cost after construction."""
+        if migration_cost is not None:
+            self.migration_cost = migration_cost
 
     def start(self, instance: MultiTenantInstance) -> None:
         self.instance = instance

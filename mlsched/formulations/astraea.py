@@ -31,6 +31,9 @@ Horizon T: the instance's ``horizon`` if given; else for affine utilities in the
 variant max_j (r_j + floor(g_j / |k_j|)) (exact: no job is worth finishing later); else
 max_j r'_j + sum_j min_k d_jk - 1 (every job fits after the last release, one after another).
 
+IRMP(J, D) (Lemma 1; :func:`irmp`) is P-OFF with every r_j := 0, T := D, f := phi_j(t^+), admission
+allowed.
+
 UB-POOL (``variant="ub-pool"``, an LP): x in [0, 1], (O1) and per-slot pooled capacity
   sum_j sum_k W_k act_jkt <= sum_s C_sw,  sum_j act_jt <= sum_s C_sp,
 with act_jkt = sum_{t0 <= t <= t0 + d_jk - 1} x_jkt0: a relaxation of (3), so OPT <= UB-POOL.
@@ -38,8 +41,10 @@ with act_jkt = sum_{t0 <= t <= t0 + d_jk - 1} x_jkt0: a relaxation of (3), so OP
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,13 +67,14 @@ class Config:
     duration: int
 
 
-def configurations(instance: MultiTenantInstance, job: TenantJob) -> list[Config]:
-    """K_j after the exact pruning: per mode, the fewest workers of each distinct duration."""
+def configurations(instance: MultiTenantInstance, job: TenantJob, max_workers: int | None = None) -> list[Config]:
+    """K_j after the exact pruning: per mode, the fewest workers of each distinct duration
+    (W = 1..D_j, or 1..``max_workers`` when the worker count is capped lower)."""
     most_on_one = int(instance.worker_capacity.max())
     out = []
     for centralized in (True, False):
         seen: set[int] = set()
-        for w in range(1, job.chunks + 1):
+        for w in range(1, (max_workers or job.chunks) + 1):
             if centralized and w > most_on_one:
                 break
             d = duration(job, w, centralized)
@@ -114,6 +120,14 @@ def add_placement(m: pyo.ConcreteModel, inst: MultiTenantInstance, chunks: list[
     m.o5b = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.Y[j, s]
                            <= int(cap_w[s]) * m.v[j, s] + chunks[j] * (1 - central[j]))
     m.o5c = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.Z[j, s] <= int(cap_p[s]) * (m.v[j, s] + 1 - central[j]))
+
+
+def irmp(instance: MultiTenantInstance, jobs: Sequence[int], deadline: int) -> MultiTenantInstance:
+    """IRMP(J, D) (Definition 1, (4)) as a P-OFF instance: the jobs J available at time 0 (slots
+    1..D), each scored phi_j(t^+); solve it with the admission variant."""
+    return dataclasses.replace(
+        instance, jobs=tuple(dataclasses.replace(instance.jobs[j], arrival=0) for j in jobs), time_origin="arrival",
+        release_inclusive=False, horizon=deadline, expected={})
 
 
 def build(instance: MultiTenantInstance, *, variant: str = "admission", relax: bool = False) -> Built:

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 from mlsched.instance.multi_tenant import MultiTenantInstance, TenantJob, duration
 from mlsched.instance.utility import Affine
+from mlsched.online.astraea.parameters import worker_cap
 from mlsched.online.astraea.placement import Candidate, RoundView, best_candidate, job_shape
 from mlsched.online.astraea.policy import Astraea, AstraeaRun, RoundState
 from mlsched.sim.multi_tenant_check import check, realized_utilities
@@ -80,15 +83,23 @@ def arrival_batch(arrival: int) -> int:
     return 1 if arrival <= 2 else int(np.ceil(np.log2(arrival)))
 
 
-def replay_violations(instance: MultiTenantInstance, run: AstraeaRun, policy: Astraea) -> Counter[str]:
-    """Replay every A_maxIrev call of a run with sharing from its record, in Alg. 2's order: each
-    admitted job's posted prices must not fall below those an earlier admission saw in the same
-    slot and stay within [0, theta - 1], and its recorded cost must be their sum over its run
-    ("prices"); after each call, no job the call rejected may have a candidate with mu > 0 against
-    the call's final state (PE-op). Counts of failures (empty: none)."""
-    bad: Counter[str] = Counter()
-    shapes = [job_shape(job) for job in instance.jobs]
-    bandwidth = (instance.worker_bandwidth, instance.ps_bandwidth)
+@dataclass
+class Call:
+    """One A_maxIrev call replayed from a run: its round, phase and jobs, and the round's state after it."""
+
+    batch: int
+    round: int
+    phase: int
+    jobs: list[int]            # the call's input, in order
+    admitted: list[int]
+    state: RoundState          # after the call (until the next call is drawn: the replay goes on with it)
+    prices_ok: list[bool]      # per admitted job: the "prices" check (see replay_violations)
+
+
+def replay_calls(instance: MultiTenantInstance, run: AstraeaRun, policy: Astraea) -> Iterator[Call]:
+    """Every A_maxIrev call of ``run`` in Alg. 2's order, rebuilt from the run's record alone: the
+    jobs pending in each batch, each round's phase-1 and phase-2 inputs and admissions, and the
+    round's allocations, quota use and pool after each call."""
     consts, lam = run.constants, run.constants.rounds
     durations = run.schedule.durations(instance)
     dropped = set(run.dropped)
@@ -101,32 +112,45 @@ def replay_violations(instance: MultiTenantInstance, run: AstraeaRun, policy: As
         for i in range(1, lam + 1):
             state = RoundState(instance, (lam + i - 1) * tau, tau, (consts.theta_w, consts.theta_p))
             seen_w, seen_p = np.zeros(tau), np.zeros(tau)
-            for phase in (1, 2):
+            jobs = list(pending)
+            for phase in (1, 2) if policy.sharing else (1,):
                 if phase == 2:
                     state.close_phase_one()
-                admitted = [j for j in pending if (run.batch[j], run.round[j], run.phase[j]) == (batch, i, phase)]
+                admitted = [j for j in jobs if (run.batch[j], run.round[j], run.phase[j]) == (batch, i, phase)]
+                prices_ok = []
                 for j in admitted:
                     owner = instance.jobs[j].owner
                     view = state.view(owner)
                     best = _recorded_candidate(run, j, state.rho0, int(durations[j]))
-                    run_slots = state.allocate(best, owner, phase)
-                    eta_w, eta_p = view.eta_w[run_slots], view.eta_p[run_slots]
+                    slots = state.allocate(best, owner, phase)
+                    eta_w, eta_p = view.eta_w[slots], view.eta_p[slots]
                     cost = float(eta_w.sum() * best.y.sum() + eta_p.sum() * best.z.sum())
-                    bad["prices"] += int(
-                        (eta_w < seen_w[run_slots] - TOL).any() or (eta_p < seen_p[run_slots] - TOL).any()
+                    prices_ok.append(not (
+                        (eta_w < seen_w[slots] - TOL).any() or (eta_p < seen_p[slots] - TOL).any()
                         or (view.eta_w < -TOL).any() or (view.eta_w > consts.theta_w - 1 + TOL).any()
                         or (view.eta_p < -TOL).any() or (view.eta_p > consts.theta_p - 1 + TOL).any()
-                        or (policy.mincostc_cost == "per_slot" and abs(cost - run.cost[j]) > TOL * max(1.0, cost)))
-                    seen_w[run_slots], seen_p[run_slots] = eta_w, eta_p
-                rejected = [j for j in pending if j not in admitted and not (run.batch[j] == batch and run.round[j] == i
-                                                                           and run.phase[j] < phase)]
-                for j in rejected:
-                    again = best_candidate(shapes[j], state.view(instance.jobs[j].owner), bandwidth=bandwidth,
-                                           central_rule=policy.central_server_rule, mincostc_cost=policy.mincostc_cost)
-                    bad["PE-op"] += int(again is not None)
-                if not policy.sharing:
-                    break
+                        or (policy.mincostc_cost == "per_slot" and abs(cost - run.cost[j]) > TOL * max(1.0, cost))))
+                    seen_w[slots], seen_p[slots] = eta_w, eta_p
+                yield Call(batch, i, phase, jobs, admitted, state, prices_ok)
+                jobs = [j for j in jobs if j not in admitted]
             pending = [j for j in pending if not (run.batch[j] == batch and run.round[j] == i)]
+
+
+def replay_violations(instance: MultiTenantInstance, run: AstraeaRun, policy: Astraea) -> Counter[str]:
+    """Counts of failures over the replayed calls (empty: none). "prices": an admitted job's posted
+    prices fall below those an earlier admission of the round saw in the same slot, leave
+    [0, theta - 1], or do not sum over its run to its recorded cost. "PE-op": after a call, a job
+    it rejected has a candidate with mu > 0 against the call's final state."""
+    bad: Counter[str] = Counter()
+    shapes = [job_shape(job, worker_cap(job, policy.cap_by_trace_gpus)) for job in instance.jobs]
+    bandwidth = (instance.worker_bandwidth, instance.ps_bandwidth)
+    for call in replay_calls(instance, run, policy):
+        bad["prices"] += call.prices_ok.count(False)
+        for j in call.jobs:
+            if j not in call.admitted:
+                again = best_candidate(shapes[j], call.state.view(instance.jobs[j].owner), bandwidth=bandwidth,
+                                       central_rule=policy.central_server_rule, mincostc_cost=policy.mincostc_cost)
+                bad["PE-op"] += int(again is not None)
     return +bad
 
 

@@ -46,9 +46,15 @@ def fits_empty_cluster(instance: MultiTenantInstance, config: Config) -> bool:
     return False
 
 
-def fitting_configurations(instance: MultiTenantInstance, job: TenantJob) -> list[Config]:
-    """K_j^fit (module docstring)."""
-    return [c for c in configurations(instance, job) if fits_empty_cluster(instance, c)]
+def worker_cap(job: TenantJob, by_trace_gpus: bool = False) -> int:
+    """The most workers Astraea tries: D_j (Alg. 3), or min(g_j^tr, D_j) with ``by_trace_gpus`` (A13)."""
+    return min(job.gpus, job.chunks) if by_trace_gpus and job.gpus is not None else job.chunks
+
+
+def fitting_configurations(instance: MultiTenantInstance, job: TenantJob, by_trace_gpus: bool = False) -> list[Config]:
+    """K_j^fit (module docstring), over W = 1..worker_cap(job)."""
+    return [c for c in configurations(instance, job, worker_cap(job, by_trace_gpus))
+            if fits_empty_cluster(instance, c)]
 
 
 def best_ideal_utility(job: TenantJob, configs: list[Config]) -> float:

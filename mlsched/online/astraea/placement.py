@@ -71,7 +71,7 @@ class RoundView:
 class JobShape:
     """The job's durations and ideal utility as Alg. 3 needs them."""
 
-    chunks: int                   # D_j: W = 1..D_j
+    chunks: int                   # the most workers: W = 1..D_j (or the A13 cap)
     central: np.ndarray           # d_j(W, cent) for W = 1..D_j (index W - 1)
     distributed: np.ndarray       # d_j(W, dist)
     utility: object               # phi_j, vectorised ``value``
@@ -96,10 +96,11 @@ def durations(workload: int, rate: float, chunks: int) -> np.ndarray:
     return np.ceil(workload / (rate * w) - 1e-9).astype(np.int64)
 
 
-def job_shape(job: TenantJob) -> JobShape:
-    """The durations of every worker count in both modes, and the utility."""
-    return JobShape(chunks=job.chunks, central=durations(job.workload, job.rate_centralized, job.chunks),
-                    distributed=durations(job.workload, job.rate_distributed, job.chunks), utility=job.utility)
+def job_shape(job: TenantJob, max_workers: int | None = None) -> JobShape:
+    """The durations of every worker count W = 1..D_j (or ``max_workers``) in both modes, and the utility."""
+    most = max_workers or job.chunks
+    return JobShape(chunks=most, central=durations(job.workload, job.rate_centralized, most),
+                    distributed=durations(job.workload, job.rate_distributed, most), utility=job.utility)
 
 
 def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, float], central_rule: str = "best_fit",

@@ -32,7 +32,7 @@ import numpy as np
 from mlsched.errors import UsageError
 from mlsched.instance.multi_tenant import MultiTenantInstance
 from mlsched.online.astraea.parameters import (
-    Constants, best_ideal_utility, constants, fitting_configurations, posted_prices)
+    Constants, best_ideal_utility, constants, fitting_configurations, posted_prices, worker_cap)
 from mlsched.online.astraea.placement import (
     CENTRAL_SERVER_RULES, MINCOSTC_COSTS, Candidate, JobShape, RoundView, best_candidate, job_shape)
 from mlsched.sim.multi_tenant_check import TenantSchedule, realized_utilities
@@ -157,13 +157,15 @@ class Astraea:
 
     Options (spec §8): ``lambda_mode`` ("fixed" or "theory"), ``lambda_fixed``, ``theta`` (a fixed
     (theta_w, theta_p), else §3.1's), ``theta_scale``, ``log_base`` of sigma, ``central_server_rule``,
-    ``mincostc_cost``, ``max_batches`` (L_max) and ``sharing`` (phase 2 on or off).
+    ``mincostc_cost``, ``max_batches`` (L_max), ``cap_by_trace_gpus`` (astraea_cap_by_trace_gpus, A13:
+    W = 1..min(g_j^tr, D_j) instead of 1..D_j) and ``sharing`` (phase 2 on or off). The instance
+    carries ``time_origin`` and ``release_inclusive``.
     """
 
     def __init__(self, *, lambda_mode: str = "fixed", lambda_fixed: int = 2, theta: tuple[float, float] | None = None,
                  theta_scale: float = 1.0, log_base: str = "e", central_server_rule: str = "best_fit",
-                 mincostc_cost: str = "per_slot", max_batches: int = 40, sharing: bool = True,
-                 name: str = "astraea"):
+                 mincostc_cost: str = "per_slot", max_batches: int = 40, cap_by_trace_gpus: bool = False,
+                 sharing: bool = True, name: str = "astraea"):
         if central_server_rule not in CENTRAL_SERVER_RULES:
             raise UsageError(f"central_server_rule must be one of {', '.join(CENTRAL_SERVER_RULES)}")
         if mincostc_cost not in MINCOSTC_COSTS:
@@ -174,6 +176,7 @@ class Astraea:
                         "theta_scale": theta_scale, "log_base": log_base}
         self.central_server_rule, self.mincostc_cost = central_server_rule, mincostc_cost
         self.max_batches, self.sharing, self.name = max_batches, sharing, name
+        self.cap_by_trace_gpus = cap_by_trace_gpus
 
     def configure(self, *, lambda_mode: str | None = None, theta_scale: float | None = None) -> None:
         """Override the rounds-per-batch mode or the theta scale after construction."""
@@ -184,7 +187,7 @@ class Astraea:
 
     def run(self, instance: MultiTenantInstance) -> AstraeaRun:
         tick = time.perf_counter()
-        fit = [fitting_configurations(instance, job) for job in instance.jobs]
+        fit = [fitting_configurations(instance, job, self.cap_by_trace_gpus) for job in instance.jobs]
         consts = constants(instance, fit, **self.options)
         n_jobs, n_tenants = instance.num_jobs, len(instance.tenants)
         record = AstraeaRun(
@@ -194,7 +197,7 @@ class Astraea:
             cost=np.zeros(n_jobs), payments=np.zeros((n_jobs, n_tenants)), shared={},
             dropped=[j for j, (job, configs) in enumerate(zip(instance.jobs, fit))
                      if best_ideal_utility(job, configs) <= 0], constants=consts, time_origin=instance.time_origin)
-        shapes = [job_shape(job) for job in instance.jobs]
+        shapes = [job_shape(job, worker_cap(job, self.cap_by_trace_gpus)) for job in instance.jobs]
         dropped = set(record.dropped)
         order = sorted((j for j in range(n_jobs) if j not in dropped),
                        key=lambda j: (instance.jobs[j].arrival, instance.jobs[j].owner, j))
