@@ -59,7 +59,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="re-solve with an independent solver (SCIP) and compare (default: models up to "
                         "5000 integer variables)")
     s.add_argument("--samples", type=_positive_int, metavar="N",
-                   help="sow family: realizations E[H] averages (all when at most N, else N paired draws; 2000)")
+                   help="sow family: paired draws E[H] averages when the realizations are too many to enumerate (2000)")
+    s.add_argument("--exact-limit", type=_nonnegative_int, metavar="K",
+                   help="sow family: enumerate every realization when there are at most K (20000), else draw --samples")
     s.add_argument("--write", metavar="MODEL", help="also write the built model (.lp or .mps)")
     s.add_argument("--force", action="store_true", help="overwrite MODEL if it exists")
     s.add_argument("--json", action="store_true", help="print one JSON document")
@@ -194,14 +196,17 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-opportunistic", dest="opportunistic", action="store_const", const=False,
                    help="hived: jobs beyond the quota wait instead of running on idle servers")
     p.add_argument("--samples", type=_positive_int, metavar="N",
-                   help="sow family: realizations (all of them when at most N, else N paired draws; 2000)")
+                   help="sow family: paired draws of realizations when they are too many to enumerate (2000)")
+    p.add_argument("--exact-limit", type=_nonnegative_int, metavar="K",
+                   help="sow family: enumerate every realization when there are at most K (20000), else draw --samples")
     p.add_argument("--eps", type=_unit_interval, metavar="E", help="sow family: the reduction's eps (0.2)")
 
 
 def _run_option_values(args: argparse.Namespace) -> dict[str, Any]:
     return {"lease": args.lease, "restart_overhead": args.restart_overhead, "lambda_mode": args.lambda_mode,
             "theta_scale": args.theta_scale, "time_origin": args.time_origin, "samples": args.samples,
-            "eps": args.eps, "migration_cost": args.migration_cost, "opportunistic": args.opportunistic}
+            "exact_limit": args.exact_limit, "eps": args.eps, "migration_cost": args.migration_cost,
+            "opportunistic": args.opportunistic}
 
 
 def _seconds(text: str, *, allow_zero: bool) -> float:
@@ -232,6 +237,16 @@ def _slot_fraction(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text!r}")
+    return value
+
+
+def _nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {text!r}")
     return value
 
 
@@ -295,7 +310,7 @@ def _solve(args: argparse.Namespace) -> int:
         write_model(sysm.build(inst, variant=args.variant or sysm.variants[0], relax=args.relax), target, force=True)
     report = solve_exact(inst, system=args.system, variant=args.variant, relax=args.relax,
                          time_limit=args.time_limit, verify="auto" if args.verify is None else args.verify,
-                         samples=args.samples)
+                         samples=args.samples, exact_limit=args.exact_limit)
     if args.json:
         print(json.dumps(report.to_dict(), indent=1))
     else:
@@ -343,12 +358,18 @@ def _run_study(args: argparse.Namespace, files: list[str]) -> pd.DataFrame:
                  progress=not args.quiet, run_options=_run_option_values(args))
 
 
+# The SoW report's further figures (truthful SoW spec §8), where a study has them.
+SOW_COLUMNS = ["ratio_ci_low", "ratio_ci_high", "ratio_bound", "lp_r", "lp_rp", "lp_e", "welfare_se", "utilities",
+               "relaxed_welfare", "eviction_cost", "completed_rate", "cancelled_rate", "not_launched_rate",
+               "removed_switched", "removed_not_switched", "max_overload_frequency", "eta", "b_switch", "b_evict",
+               "truthful_bound", "alpha_3", "alpha_e", "price_condition", "reduction_condition", "kappa", "fua_loss",
+               "halving_ratio", "max_fill", "realizations", "exact_expectation"]
 _TABLE_COLUMNS = ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "hindsight_opt",
                   "max_rho", "median_rho", "jain", "gpu_hours", "placement_score", "max_rho_slotted",
                   "welfare", "revenue", "alpha_mean", "var_alpha", "si_mean", "si_below_one", "utilization", "makespan",
                   "evicted_rate", "switched_rate", "pr", "pr_low", "pr_high", "opt",
                   "opt_bound", "ratio", "ratio_low",
-                  "ratio_high", "admitted", "completed", "jobs", "check_problems", "wall_seconds"]
+                  "ratio_high", "admitted", "completed", "jobs", "check_problems", "wall_seconds", *SOW_COLUMNS]
 
 
 def _print_table(frame: pd.DataFrame) -> None:

@@ -38,7 +38,7 @@ def solve_exact(instance: Instance, *, system: str | None = None, variant: str |
     given = {k: v for k, v in paired.items() if v is not None}
     unknown = sorted(set(given) - set(sysm.paired_options))
     if unknown:
-        raise UsageError(f"{sysm.name}'s exact program takes no {', '.join('--' + k for k in unknown)} option")
+        raise UsageError(f"{sysm.name}'s exact program takes no {', '.join('--' + k.replace('_', '-') for k in unknown)} option")
     return sysm.exact(instance, variant=variant or sysm.variants[0], relax=relax, time_limit=time_limit,
                       verify=verify, **given)
 
@@ -103,12 +103,15 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
         policy = sysm.policy(name, seed=seed)
         runs.append((name, policy, sysm.execute(inst, policy, **run_options)))
     opt = regret_opt = None
+    benchmarks: dict[str, Any] = {}
     if exact:
         _step(bar, f"{inst.name}: exact optimum")
         opt_variant = variant or sysm.ratio_variant or sysm.variants[0]
         hints = _exact_hints(sysm, runs, opt_variant)
         hints.update({k: run_options[k] for k in sysm.paired_options if run_options.get(k) is not None})
         opt = sysm.exact(inst, variant=opt_variant, time_limit=time_limit, verify=verify, **hints)
+        if sysm.benchmark_columns is not None:
+            benchmarks = sysm.benchmark_columns(inst)
         if sysm.regret_variant is not None:
             regret_opt = solve_exact(inst, system=sysm.name, variant=sysm.regret_variant, time_limit=time_limit,
                                      verify=verify)
@@ -129,6 +132,9 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
                 measured = performance_ratio(row[sysm.score_name], *_opt_interval(opt))
                 row.update(pr=measured["pr"], pr_low=measured["pr_low"], pr_high=measured["pr_high"],
                            pr_note=measured["note"])
+            if sysm.paired_columns is not None:
+                row.update(sysm.paired_columns(opt, result))
+        row.update(benchmarks)
         if regret_opt is not None and regret_opt.objective is not None:
             row["hindsight_opt"] = regret_opt.objective
             row["regret"] = regret_opt.objective - row[sysm.score_name]

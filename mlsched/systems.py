@@ -36,6 +36,8 @@ class System:
     performance_ratio: bool = False   # also report PR = ALG / OPT (the paper's measure) beside OPT / ALG
     paired_options: tuple[str, ...] = ()   # run options the exact solve takes too (the same realizations)
     applies: Callable[[Any, str], bool] | None = None   # whether a variant applies to an instance (default: all)
+    benchmark_columns: Callable[[Any], dict[str, Any]] | None = None   # studies: more benchmarks per instance
+    paired_columns: Callable[[SolveReport, Any], dict[str, Any]] | None = None   # studies: from OPT and one run
 
     def variants_for(self, instance: Any) -> tuple[str, ...]:
         return tuple(v for v in self.variants if self.applies is None or self.applies(instance, v))
@@ -176,14 +178,19 @@ def _sow() -> System:
     from mlsched.exact import exact_sow
     from mlsched.formulations import sow
     from mlsched.online.sow.mechanism import SowMechanism
-    from mlsched.sim.sow_run import DEFAULT_SAMPLES, run_sow
+    from mlsched.sim.sow_run import DEFAULT_SAMPLES, EXACT_LIMIT, run_sow
+    from mlsched.sow_metrics import benchmark_columns, paired_columns, ratio_bound
 
-    def run(instance: Any, policy: Any, *, samples: int = DEFAULT_SAMPLES, eps: float | None = None) -> Any:
+    def run(instance: Any, policy: Any, *, samples: int = DEFAULT_SAMPLES, exact_limit: int = EXACT_LIMIT,
+            eps: float | None = None) -> Any:
         if eps is not None:
             if not hasattr(policy, "configure"):
                 raise UsageError(f"--eps applies to the SoW mechanisms, not {policy.name}")
             policy.configure(eps=eps)
-        return run_sow(instance, policy, samples=samples)
+        return run_sow(instance, policy, samples=samples, exact_limit=exact_limit)
+
+    def evaluate(instance: Any, result: Any) -> dict[str, Any]:
+        return {**result.summary(instance), "ratio_bound": ratio_bound(result.constants)}
 
     algorithms: dict[str, Callable[..., Any]] = {
         "sow-adversarial": SowMechanism, "sow-fifo": partial(SowMechanism, eviction="fifo", name="sow-fifo"),
@@ -192,9 +199,10 @@ def _sow() -> System:
         "greedy": GreedyStart, "reservation": UpFrontReservation}
     return System(name="sow", family="sow", variants=sow.SOW_VARIANTS, algorithms=algorithms,
                   default_algorithms=("sow-adversarial", "sow-fifo", "sow-evict-all", "greedy", "reservation"), score_name="welfare", exact=exact_sow,
-                  run=run, evaluate=lambda instance, result: result.summary(instance), build=sow.build,
-                  relaxable=True, ratio_variant="hindsight", run_options=("samples", "eps"),
-                  paired_options=("samples",),
+                  run=run, evaluate=evaluate, build=sow.build,
+                  relaxable=True, ratio_variant="hindsight", run_options=("samples", "exact_limit", "eps"),
+                  paired_options=("samples", "exact_limit"), benchmark_columns=benchmark_columns,
+                  paired_columns=paired_columns,
                   applies=lambda instance, variant: not (instance.stochastic and variant in ("lp-r", "lp-rp")))
 
 
