@@ -290,7 +290,8 @@ def _instances(args: argparse.Namespace) -> int:
 
 
 def _solve(args: argparse.Namespace) -> int:
-    from mlsched.solve import Status, solve_model_file, write_model
+    from mlsched.model_files import solve_model_file
+    from mlsched.solve import Status, write_model
     from mlsched.study import solve_exact
     from mlsched.systems import get_system
 

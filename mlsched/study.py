@@ -23,7 +23,7 @@ from mlsched.errors import UsageError
 from mlsched.instance import Instance, load
 from mlsched.metrics import cost_ratio as make_cost_ratio
 from mlsched.metrics import ratio as make_ratio
-from mlsched.solve import SolveReport, Status
+from mlsched.solve import NO_FINITE_OPTIMUM, SolveReport, Status
 from mlsched.tenant_metrics import performance_ratio
 from mlsched.systems import System, get_system
 
@@ -158,7 +158,7 @@ def _ratio_columns(opt: SolveReport, score: float, minimize: bool = False) -> di
                             "opt_bound_source": opt.bound_source,
                             "opt_verified": opt.verified, "opt_verifier": opt.verifier,
                             "opt_seconds": opt.build_seconds + opt.solve_seconds}
-    unusable = opt.status in (Status.INFEASIBLE, Status.UNBOUNDED, Status.ERROR)
+    unusable = opt.status in (*NO_FINITE_OPTIMUM, Status.ERROR)
     if unusable or (opt.status is Status.NO_SOLUTION and opt.bound is None) or np.isnan(score):
         cols.update(ratio_low=np.nan, ratio_high=np.nan, ratio=np.nan)
         return cols
