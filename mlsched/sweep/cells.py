@@ -28,7 +28,7 @@ import socket
 import time
 import traceback
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
@@ -104,7 +104,7 @@ def cell_frame(cell: Cell, outcome: Outcome, *, sweep: str, attempts: int) -> pd
     tail = {"status": outcome.status, "error": outcome.error or None, "traceback": outcome.traceback or None,
             "attempts": attempts, "cell_seconds": outcome.seconds, "cell_cpu_seconds": outcome.cpu_seconds,
             "worker": outcome.worker, "mlsched_version": __version__,
-            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            "finished_at": datetime.now(UTC).isoformat(timespec="seconds")}
     rows = outcome.rows if outcome.ok else [{"algorithm": name} for name in cell.algorithms]
     records = []
     for row in rows:

@@ -6,10 +6,11 @@ for all three:
 
 - ``serial``: in the calling process, one cell at a time (for debugging);
 - ``processes``: a :class:`concurrent.futures.ProcessPoolExecutor` with one worker per core. It
-  is the standard library (no extra dependency), starts in well under a second and costs about
-  a millisecond per task, where a Dask ``LocalCluster`` takes seconds to start and several
-  milliseconds per task for nothing a single machine needs. A worker process that dies breaks
-  the pool: its cells come back ``lost`` and the next submission starts a fresh pool;
+  is the standard library (no extra dependency), its workers fork from a server with every module
+  loaded (:func:`mlsched.sweep.guard.cell_context`) and a task costs about a millisecond, where a
+  Dask ``LocalCluster`` takes seconds to start and several milliseconds per task for nothing a
+  single machine needs. A worker process that dies breaks the pool: its cells come back ``lost``
+  and the next submission starts a fresh pool;
 - ``dask``: a :class:`dask.distributed.Client` on a scheduler address or scheduler file (a
   ``dask-jobqueue`` Slurm cluster, Kubernetes, workstations running ``dask worker``), or on a
   ``LocalCluster`` of ``workers`` processes when neither is given. Workers need mlsched
@@ -30,7 +31,7 @@ from typing import Any, Protocol
 
 from mlsched.errors import UsageError
 from mlsched.sweep.cells import LOST, Outcome
-from mlsched.sweep.guard import execute
+from mlsched.sweep.guard import cell_context, execute
 from mlsched.sweep.spec import Cell
 
 
@@ -83,9 +84,12 @@ class ProcessExecutor:
         self.pool: ProcessPoolExecutor | None = None
 
     def submit(self, cell: Cell) -> Future[Outcome]:
-        if self.pool is None or getattr(self.pool, "_broken", False):
-            self.pool = ProcessPoolExecutor(max_workers=self.workers)
-        return self.pool.submit(execute, cell, self.wall_limit, self.threads)
+        if self.pool is not None and getattr(self.pool, "_broken", False):
+            self.pool.shutdown(wait=False)
+            self.pool = None
+        if self.pool is None:
+            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=cell_context())
+        return self.pool.submit(execute, cell, self.wall_limit, self.threads, True)
 
     def wait(self, futures: Collection[Future[Outcome]], timeout: float) -> set[Future[Outcome]]:
         return set(wait_futures(futures, timeout=timeout, return_when=FIRST_COMPLETED).done)

@@ -9,18 +9,19 @@ when a limit is given (in the calling process otherwise, where a debugger can fo
 - a child that dies before answering (out of memory, a crash in native code) gives ``lost``
   with its exit code.
 
-The child is forked from the calling process when that has a single thread (a process-pool
-worker: cheap, modules already loaded) and from a forkserver otherwise (a Dask worker or a
-coordinator with a progress thread, where forking a threaded process is unsafe). Dask runs its
-workers as daemonic processes, which :mod:`multiprocessing` forbids to have children; the child
-here never outlives the call that starts it, so the rule's purpose holds and it is lifted for
-the start.
+The child comes from a forkserver (:func:`cell_context`): forking a process whose solver already
+started threads -- HiGHS keeps a pool of native threads after its first solve, invisible to
+:mod:`threading` -- can leave the child deadlocked or with a broken solver. The forkserver has
+every system's modules loaded (:mod:`mlsched.sweep.warm`), so a child starts in milliseconds.
+A process-pool worker, which never solves anything itself when cells run under a limit, forks
+its children directly (``fork=True``). Dask runs its workers as daemonic processes, which
+:mod:`multiprocessing` forbids to have children; the child here never outlives the call that
+starts it, so the rule's purpose holds and it is lifted for the start.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
@@ -32,11 +33,11 @@ from mlsched.sweep.spec import Cell
 PRELOAD = ["mlsched.sweep.warm"]
 
 
-def execute(cell: Cell, wall_limit: float | None, solver_threads: int | None) -> Outcome:
+def execute(cell: Cell, wall_limit: float | None, solver_threads: int | None, fork: bool = False) -> Outcome:
     """The cell's outcome, run in a killable child process when ``wall_limit`` is set."""
     if wall_limit is None:
         return run_cell(cell, solver_threads)
-    context = _context()
+    context = multiprocessing.get_context("fork") if fork else cell_context()
     receiver, sender = context.Pipe(duplex=False)
     child = context.Process(target=_child, args=(sender, cell, solver_threads), name=f"cell-{cell.key}")
     with _children_allowed():
@@ -64,9 +65,8 @@ def _child(sender: Connection, cell: Cell, solver_threads: int | None) -> None:
     sender.close()
 
 
-def _context() -> Any:
-    if threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
+def cell_context() -> Any:
+    """The forkserver context whose server has every system's modules loaded."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)
     return context

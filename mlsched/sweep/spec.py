@@ -151,6 +151,8 @@ def spec_from_dict(data: Any, *, source: str = "<dict>", base: str | Path = ".",
     """Validate a parsed sweep document; file patterns are read relative to ``base``."""
     problems = Problems()
     top = Fields(data, "", problems)
+    if problems.items:   # not a mapping: nothing more to say
+        raise SweepFileError(source, problems.items)
     top.unknown_keys(TOP_LEVEL)
     name = top.string("name", default=default_name)
     top.string("description", default=None)
@@ -183,7 +185,7 @@ def _algorithms(top: Fields, sysm: System) -> tuple[str, ...]:
         if name not in sysm.algorithms:
             top.problems.add(f"algorithms[{i}]", f"unknown algorithm {name!r} for {sysm.name}; "
                                                  f"choose from {', '.join(sysm.algorithms)}")
-    return tuple(names)
+    return tuple(name for name in names if name in sysm.algorithms)
 
 
 def _exact(f: Fields, sysm: System) -> ExactOptions:
@@ -194,8 +196,8 @@ def _exact(f: Fields, sysm: System) -> ExactOptions:
         f.problems.add("exact.variant", f"unknown variant {variant!r} of {sysm.name}; "
                                         f"choose from {', '.join(sysm.variants)}")
     limit = f.raw("time_limit", DEFAULT_TIME_LIMIT)
-    if limit is not None:
-        limit = f.number("time_limit", greater_than=0)
+    if limit is not None:   # null: no time limit
+        limit = f.number("time_limit", default=DEFAULT_TIME_LIMIT, greater_than=0)
     verify = f.raw("verify", "auto")
     if verify != "auto" and not isinstance(verify, bool):
         f.problems.add("exact.verify", f"must be auto, true or false, got {kind_of(verify)}")
