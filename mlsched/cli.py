@@ -1,4 +1,4 @@
-"""The ``mlsched`` command: validate, solve, run, compare, study and generate instances.
+"""The ``mlsched`` command: validate, solve, run, compare, study, sweep, plot and generate instances.
 
 Bad input (an invalid file, an unknown algorithm, an existing output file without --force)
 prints one line per problem on stderr and exits 2. Ctrl-C during compare or study prints what
@@ -165,6 +165,9 @@ def _parser() -> argparse.ArgumentParser:
     gs.add_argument("-o", "--output", required=True)
     gs.add_argument("--force", action="store_true")
     gs.set_defaults(handler=_generate_sow, expected=False)
+
+    from mlsched.sweep.commands import add_commands
+    add_commands(sub, positive_int=_positive_int, positive_float=_positive_float)
     return p
 
 

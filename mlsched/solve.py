@@ -41,6 +41,17 @@ VERIFY_MAX_INTEGERS = 5000   # verify="auto": cross-certify integer models up to
 HIGHS_SHARE_WHEN_VERIFYING = 0.5   # of a time limit, when a verifier must run within the same limit
 MIN_VERIFY_SECONDS = 1.0   # the verifier's floor when HiGHS used up the limit (the stated overshoot)
 CROSSED_BOUND_TOL = 1e-6   # HiGHS's bound may sit this far past its own incumbent (its tolerances are 1e-7..1e-6)
+_THREADS: int | None = None   # HiGHS threads of every solve in this process (set_solver_threads)
+
+
+def set_solver_threads(threads: int | None) -> None:
+    """Run every later HiGHS solve of this process on ``threads`` threads (None: HiGHS's default).
+
+    Sweeps set 1 in each worker when several workers share the cores. HiGHS sizes its thread pool
+    at the first solve of a process, so this takes effect only when called before it."""
+    global _THREADS
+    _THREADS = threads
+
 
 
 class Status(str, Enum):
@@ -163,6 +174,7 @@ def solve(
     # the time limit covers both solvers: HiGHS gets a share, the verifier what is left
     highs_limit = time_limit if time_limit is None or not verify else time_limit * HIGHS_SHARE_WHEN_VERIFYING
     options: dict[str, Any] = {"mip_rel_gap": mip_gap, "mip_abs_gap": 0.0, "presolve": "on" if presolve else "off"}
+    threads = _THREADS if threads is None else threads
     if threads is not None:
         options["threads"] = threads
     if node_limit is not None:
@@ -524,6 +536,8 @@ def exact_highs(time_limit: float | None, *, presolve: bool = True) -> Any:
         h.setOptionValue("presolve", "off")
     h.setOptionValue("mip_rel_gap", 0.0)
     h.setOptionValue("mip_abs_gap", 0.0)
+    if _THREADS is not None:
+        h.setOptionValue("threads", _THREADS)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     return h

@@ -81,9 +81,9 @@ def study(
             chosen = algorithms or sysm.default_algorithms
             if bar is not None:
                 bar.plan(len(items) * (len(chosen) + int(exact)))
-            rows.extend(_study_one(inst, sysm, chosen, variant=variant,
-                                   time_limit=time_limit, verify=verify, exact=exact, seed=seed,
-                                   run_options=run_options or {}, bar=bar))
+            rows.extend(study_instance(inst, sysm, chosen, variant=variant,
+                                       time_limit=time_limit, verify=verify, exact=exact, seed=seed,
+                                       run_options=run_options or {}, bar=bar))
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -94,13 +94,17 @@ def study(
     return frame
 
 
-def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, variant: str | None,
-               time_limit: float | None, verify: bool | str, exact: bool, seed: int,
-               run_options: dict[str, Any], bar: _Progress | None = None) -> list[dict[str, Any]]:
+def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, variant: str | None,
+                   time_limit: float | None, verify: bool | str, exact: bool, seed: int,
+                   run_options: dict[str, Any], policy_options: dict[str, Any] | None = None,
+                   bar: _Progress | None = None) -> list[dict[str, Any]]:
+    """The rows of one instance: each algorithm's run scored, then the exact solve (given the
+    runs as MIP starts) and the ratio columns. ``policy_options`` go to the policies that take
+    them (:meth:`mlsched.systems.System.policy`)."""
     runs = []
     for name in algorithms:
         _step(bar, f"{inst.name}: {name}")
-        policy = sysm.policy(name, seed=seed)
+        policy = sysm.policy(name, seed=seed, options=policy_options)
         runs.append((name, policy, sysm.execute(inst, policy, **run_options)))
     opt = regret_opt = None
     benchmarks: dict[str, Any] = {}
@@ -156,6 +160,7 @@ def _ratio_columns(opt: SolveReport, score: float, minimize: bool = False) -> di
     """OPT / ALG for values; ALG / OPT for costs (both >= 1 when ALG is no better than OPT)."""
     cols: dict[str, Any] = {"opt_status": opt.status.value, "opt": opt.objective, "opt_bound": opt.bound,
                             "opt_bound_source": opt.bound_source,
+                            "opt_gap": opt.gap, "opt_solver": opt.solver, "opt_message": opt.message,
                             "opt_verified": opt.verified, "opt_verifier": opt.verifier,
                             "opt_seconds": opt.build_seconds + opt.solve_seconds}
     unusable = opt.status in (*NO_FINITE_OPTIMUM, Status.ERROR)
@@ -207,3 +212,13 @@ def _progress(total: int | None, enabled: bool) -> _Progress | None:
 def _step(bar: _Progress | None, running: str) -> None:
     if bar is not None:
         bar.step(running)
+
+
+def sweep(spec: Any, *, executor: str | None = None, results: str | Path | None = None,
+          **options: Any) -> pd.DataFrame:
+    """A study declared as a sweep (a sweep file, its dict or a :class:`mlsched.sweep.SweepSpec`),
+    run on ``executor`` (``serial``, ``processes``, ``dask``) and stored in ``results`` when
+    given; the rows carry this module's columns. See :func:`mlsched.sweep.runner.sweep`."""
+    from mlsched.sweep.runner import sweep as run_sweep
+
+    return run_sweep(spec, executor=executor, results=results, **options)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -50,15 +50,25 @@ class System:
             raise UsageError(f"{self.name} runs take no {', '.join('--' + k.replace('_', '-') for k in unknown)} option")
         return self.run(instance, policy, **given)
 
-    def policy(self, algorithm: str, *, seed: int = 0) -> Any:
-        """A fresh policy object; ``seed`` is passed to policies that draw random numbers."""
+    def policy(self, algorithm: str, *, seed: int = 0, options: Mapping[str, Any] | None = None) -> Any:
+        """A fresh policy object; ``seed`` is passed to policies that draw random numbers, and each
+        of ``options`` (e.g. Themis's ``fairness_knob``) to the policies that take it."""
         if algorithm not in self.algorithms:
             raise UsageError(f"unknown algorithm {algorithm!r} for {self.name}; "
                              f"choose from {', '.join(self.algorithms)}")
         factory = self.algorithms[algorithm]
-        if "seed" in inspect.signature(factory).parameters:
-            return factory(seed=seed)
-        return factory()
+        accepted = self.policy_parameters(algorithm)
+        given = {key: value for key, value in (options or {}).items() if key in accepted}
+        if "seed" in accepted:
+            given["seed"] = seed
+        return factory(**given)
+
+    def policy_parameters(self, algorithm: str) -> frozenset[str]:
+        """The keyword arguments ``algorithm``'s factory takes, less those its registration fixes
+        (``themis-running`` stays ``current_rho="running"``)."""
+        factory = self.algorithms[algorithm]
+        fixed = factory.keywords if isinstance(factory, partial) else {}
+        return frozenset(inspect.signature(factory).parameters) - set(fixed)
 
 
 def _oasis() -> System:

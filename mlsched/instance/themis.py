@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
-from mlsched.instance.fields import Fields, _kind
+from mlsched.instance.fields import Fields, kind_of
 from mlsched.instance.gpu_topology import GpuTopology
 
 FAMILY = "themis"
@@ -177,7 +177,7 @@ def _slots(f: Fields) -> tuple[int, ...]:
     for i, v in enumerate(value):
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_GPUS_PER_SLOT:
             f.problems.add(f"{path}[{i}]", f"must be an integer in [1, {MAX_GPUS_PER_SLOT}] (GPUs in the slot), "
-                                           f"got {_kind(v)}")
+                                           f"got {kind_of(v)}")
         else:
             slots.append(v)
     return tuple(slots) if len(slots) == len(value) else ()
