@@ -1,5 +1,6 @@
-"""Astraea's invariants on random small instances (spec §7.6): FEAS, batching, BSI-1, GC, NFR,
-ACCT, mu > 0, determinism, SP-1 on frozen states, and REV <= OPT(admission) <= LP, UB-POOL."""
+"""Astraea's invariants on 200 random small instances (spec §7.6; U <= 3, S <= 6, N <= 10): FEAS,
+batching, BSI-1, GC, NFR, ACCT, mu > 0, determinism, posted prices and PE-op on the replayed calls,
+SP-1 on frozen states, and REV <= OPT(admission) <= LP, UB-POOL."""
 
 from __future__ import annotations
 
@@ -56,25 +57,27 @@ def test_invariant_counts_catch_a_broken_run():
     assert found["mu"] > 0 and found["FEAS"] > 0
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", SEEDS)
 def test_revenue_below_the_offline_optimum_and_its_bounds(seed):
-    inst = tiny_astraea(seed, slope=(2.0, 6.0))
+    """Utilities steep enough (g / |k| <= 25 slots) and N <= 6 keep P-OFF's horizon and solve short;
+    every twentieth optimum is cross-certified by SCIP."""
+    inst = tiny_astraea(seed, max_jobs=6, slope=(4.0, 10.0))
     run = Astraea().run(inst)
     revenue = float(realized_utilities(inst, run.schedule).sum())
-    opt = solve_exact(inst, variant="admission", verify=True)
+    opt = solve_exact(inst, variant="admission", verify=seed % 20 == 0)
     assert opt.status.value == "optimal" and opt.verified is not False
     lp = solve_exact(inst, variant="admission", relax=True).objective
     pool = solve_exact(inst, variant="ub-pool").objective
     assert revenue <= opt.objective + 1e-6 and opt.objective <= lp + 1e-6 and opt.objective <= pool + 1e-6
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", SEEDS)
 def test_sp1_no_misreport_beats_the_truth_at_frozen_prices(seed):
     """SP-1 (§4.2) with the W_eff rule: a misreport's schedule, run by the true job, is no better."""
     rng = np.random.default_rng(seed)
     inst = tiny_astraea(1000 + seed, max_jobs=3)
     bandwidth = (inst.worker_bandwidth, inst.ps_bandwidth)
-    for _ in range(25):
+    for _ in range(10):
         true_job = inst.jobs[int(rng.integers(inst.num_jobs))]
         tau = int(2 ** rng.integers(1, 5))
         view = random_view(rng, inst, tau)
