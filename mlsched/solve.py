@@ -420,7 +420,8 @@ def scip_file_solve(path: Path, time_limit: float | None) -> FileSolve:
     model.setParam("limits/absgap", 0.0)
     if time_limit is not None:
         model.setParam("limits/time", float(time_limit))
-    model.optimize()
+    with _silenced(1):   # SCIP announces a caught Ctrl-C on stdout, which would corrupt --json output
+        model.optimize()
     status = model.getStatus()
     if status == "userinterrupt":  # SCIP caught the user's Ctrl-C: an interrupt, not a result
         raise KeyboardInterrupt

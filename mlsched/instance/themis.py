@@ -18,8 +18,10 @@ s0 = 1 (§1.3). Arrival times are seconds.
 
 Reading (``read_themis``): ``rack`` (integer >= 0) and ``slots`` (GPUs per slot, integers in
 [1, MAX_GPUS_PER_SLOT], at most MAX_CLUSTER_GPUS in all, checked before anything is allocated
-per GPU) are required per machine; arrivals lie in [0, MAX_ARRIVAL] seconds; an app's ``name`` defaults to ``a{position}`` and must not
-repeat, ``profile`` defaults to UNKNOWN_PROFILE, ``model`` (a profile name) is optional; unknown
+per GPU) are required per machine; arrivals lie in [0, MAX_ARRIVAL] seconds; every job runs at
+least TIME_RANGE of the instance's time scale (:func:`_require_time_range`); an app's ``name``
+defaults to ``a{position}`` and must not repeat, ``profile`` (slowdowns at most MAX_SLOWDOWN)
+defaults to UNKNOWN_PROFILE, ``model`` (a profile name) is optional; unknown
 fields are rejected. ``to_dict`` writes every field, so files round-trip losslessly.
 """
 
@@ -130,6 +132,8 @@ MAX_WORK = 1e15   # serial GPU-seconds of one job (tens of millions of years): b
 MAX_ARRIVAL = 1e15   # seconds; later arrivals overflow the slotted programs and lose precision in runs
 MAX_GPUS_PER_SLOT = 64         # far above any machine's slot; validation never allocates per GPU first
 MAX_CLUSTER_GPUS = 1_000_000   # GPUs of the whole cluster (the topology holds a row per GPU)
+MAX_SLOWDOWN = 100.0           # a placement profile's largest slowdown (the papers' reach 2)
+TIME_RANGE = 1e-11             # a job's fastest run, as a share of the instance's time scale (below)
 
 
 def read_themis(top: Fields) -> ThemisInstance:
@@ -159,9 +163,32 @@ def read_themis(top: Fields) -> ThemisInstance:
             profile=_profile(f),
             model=f.string("model", default=None),
         ))
+    if not top.problems.items:
+        _require_time_range(top, apps, total)
     extras = top.free_objects("expected", "meta")
     return ThemisInstance(name=top.string("name", default="unnamed"), topology=GpuTopology(tuple(machines)),
                           apps=tuple(apps), expected=extras[0], meta=extras[1])
+
+
+def _require_time_range(top: Fields, apps: list[ThemisApp], gpus: int) -> None:
+    """Runs keep times in float64 seconds, which resolve about 2e-16 of a time: a job must run, at
+    its fastest (its cap of GPUs, no slowdown), at least TIME_RANGE of the instance's time scale
+    (the last arrival plus every job's work at its app's largest slowdown, a bound on when a run
+    can end). Shorter jobs no run can credit to the checker's 1e-6 of their work (a 2,400
+    GPU-second job arriving at 1e15 s, or one of 1e-300 GPU-seconds). The bound is loose: generated
+    workloads hold 0.04 s jobs beside time scales of 1e7 s, and their runs pass the checker; a
+    run that does not is refused by the checker in one line."""
+    scale = max(a.arrival for a in apps) + sum(job.work * a.profile[3] for a in apps for phase in a.phases
+                                               for job in phase)
+    for n, app in enumerate(apps):
+        for p, phase in enumerate(app.phases):
+            for j, job in enumerate(phase):
+                fastest = job.work / min(job.cap, gpus)
+                if not fastest >= TIME_RANGE * scale:
+                    top.problems.add(f"apps[{n}].phases[{p}][{j}]", f"runs {fastest:.3g} s at its fastest, less than "
+                                     f"{TIME_RANGE:g} of the instance's time scale ({scale:.3g} s: the last "
+                                     "arrival plus all work); float64 times cannot credit it exactly")
+                    return
 
 
 def _slots(f: Fields) -> tuple[int, ...]:
@@ -194,6 +221,8 @@ def _profile(f: Fields) -> tuple[float, float, float, float]:
         f.problems.add(path, "must be a list of 4 finite numbers (slowdown by placement level)")
         return UNKNOWN_PROFILE
     s = tuple(float(v) for v in value)
+    if s[3] > MAX_SLOWDOWN:
+        f.problems.add(path, f"slowdowns must be at most {MAX_SLOWDOWN:g}, got {s[3]:g}")
     if s[0] != 1:
         f.problems.add(path, f"s0 (one slot) must be 1, got {s[0]:g}")
     elif any(b < a for a, b in zip(s, s[1:])):
