@@ -1,7 +1,7 @@
 """mlsched: scheduling distributed ML training jobs in shared GPU clusters.
 
 Exact programs (Pyomo + HiGHS), online algorithms, the papers' baselines and competitive-ratio
-studies for OASiS, with OgaSched, Themis, Astraea and truthful SoW scheduling to follow.
+studies and sweeps for OASiS, OgaSched, Themis, Astraea and truthful SoW scheduling.
 """
 
 from mlsched.errors import InstanceError, MlschedError, UsageError

@@ -22,6 +22,7 @@ from mlsched.errors import SweepFileError
 from mlsched.instance.generators import generate_oasis
 from mlsched.study import study, sweep
 from mlsched.sweep import load_spec, spec_from_dict
+from mlsched.sweep.spec import shipped_sweeps
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMING = ["cell_seconds", "cell_cpu_seconds", "worker", "finished_at", "wall_seconds", "opt_seconds"]
@@ -67,7 +68,7 @@ def cli(capsys, *args):
     ({"seeds": [0, 0]}, "seeds: must not repeat a seed"),
     ({"exact": {"variant": "best"}}, "exact.variant: unknown variant 'best' of oasis; choose from paper, chunk"),
     ({"execution": {"executor": "slurm"}}, "execution.executor: must be one of serial, processes, dask; got 'slurm'"),
-    ({"instances": ["no/such/*.json"]}, "instances[0]: 'no/such/*.json' matches no file (nor a shipped instance)"),
+    ({"instances": ["no/such/*.json"], "fixed": {}, "grid": {}}, "instances[0]: 'no/such/*.json' matches no file (nor a shipped instance)"),
 ])
 def test_bad_sweep_file_is_one_line_per_problem_and_exit_2(capsys, tmp_path, change, expected):
     doc = {**TINY, **change}
@@ -120,11 +121,13 @@ def test_cells_expand_cases_grid_and_seeds():
 
 
 def test_shipped_sweep_files_are_valid(capsys):
-    files = sorted((ROOT / "sweeps").glob("*.yaml"))
-    assert files
-    for path in files:
-        code, out, err = cli(capsys, "sweep", path, "--dry-run")
-        assert code == 0 and err == "" and " cells (0 finished, " in out, path
+    names = shipped_sweeps()
+    assert {"oasis-fig3", "oasis-fig5", "ogasched-tab3", "themis-fig19", "astraea-fig5", "sow-ratio",
+            "themis-where-wins"} <= set(names)
+    for name in names:
+        code, out, err = cli(capsys, "sweep", name, "--dry-run")
+        assert code == 0 and err == "" and " cells (0 finished, " in out, name
+        assert "Expected wall time on 2 cores" in (ROOT / "sweeps" / f"{name}.yaml").read_text()
 
 
 # --- results -------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 ``mlsched sweep FILE -o RESULTS`` runs a sweep file into a results directory (resumable;
 ``--force`` recomputes), ``--dry-run`` prints the cell count and a work estimate. Progress goes
 to stderr, the summary to stdout; exit 0 when every cell succeeded, 1 when some failed, 130 when
-interrupted (the finished cells stay stored).
+interrupted by Ctrl-C or SIGTERM (the finished cells stay stored).
 
 ``mlsched plot RESULTS --x COL --y COL -o fig.png`` draws a sweep's results (or a ``study`` CSV):
 ``--kind line`` (default) the statistic of Y against X per ``--hue``, with intervals where OPT
@@ -13,6 +13,7 @@ is not proven; ``--kind box|ecdf`` Y's distribution per hue.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -80,6 +81,7 @@ def _sweep(args: argparse.Namespace) -> int:
         return 0
     if not args.output:
         raise UsageError("sweep: -o RESULTS is required (a directory; --dry-run needs none)")
+    signal.signal(signal.SIGTERM, _interrupt)   # a batch system's stop: like Ctrl-C, stored cells stay
     frame = sweep(spec, results=args.output, executor=args.executor, workers=args.workers, scheduler=args.scheduler,
                   scheduler_file=args.scheduler_file, cell_time_limit=args.cell_time_limit, retries=args.retries,
                   force=args.force, progress=not args.quiet)
@@ -88,6 +90,10 @@ def _sweep(args: argparse.Namespace) -> int:
     if summary.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_FAILED_CELLS if sum(summary.failed.values()) else 0
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _plot(args: argparse.Namespace) -> int:
