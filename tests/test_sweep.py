@@ -257,6 +257,30 @@ def test_lost_worker_process_is_recorded_and_retried(reference, tmp_path):
     assert (frame["status"] == "ok").all() and (frame["attempts"] >= 2).any()
 
 
+def test_dask_worker_killed_mid_sweep_loses_nothing(reference, tmp_path):
+    """A Dask worker process killed while cells run: Dask reruns its cells on the other worker
+    (or on the worker its nanny restarts) and the store ends equal to the serial run's."""
+    distributed = pytest.importorskip("dask.distributed")
+    results = tmp_path / "r"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        client.run(lambda: __import__("mlsched.sweep.warm"))   # both workers loaded before the clock starts
+        outcome: dict[str, pd.DataFrame] = {}
+        runner = threading.Thread(target=lambda: outcome.update(frame=sweep(
+            TINY, results=results, scheduler=cluster.scheduler_address, progress=False)))
+        runner.start()
+        deadline = time.monotonic() + 120
+        while not any(client.processing().values()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        busy = next(address for address, tasks in client.processing().items() if tasks)
+        pid = client.run(os.getpid, workers=[busy])[busy]
+        os.kill(pid, signal.SIGKILL)
+        runner.join(300)
+    frame = outcome["frame"]
+    assert frame.attrs["summary"].ok == 4 and not frame.attrs["summary"].failed
+    pd.testing.assert_frame_equal(comparable(frame), comparable(reference[0]))
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["sigint", "sigkill"])
 def test_interrupted_sweep_resumes_to_the_uninterrupted_result(reference, tmp_path, sig):
     spec = tmp_path / "tiny.yaml"
