@@ -28,8 +28,10 @@ EXIT_INTERRUPTED = 130
 IMAGE_SUFFIXES = (".png", ".pdf", ".svg")
 
 
-def add_commands(sub: Any, *, positive_int: Callable[[str], int], positive_float: Callable[[str], float]) -> None:
-    """Add ``sweep`` and ``plot`` to the ``mlsched`` parser's subcommands."""
+def add_commands(sub: Any, *, whole_number: Callable[[int], Callable[[str], int]],
+                 positive_float: Callable[[str], float]) -> None:
+    """Add ``sweep`` and ``plot`` to the ``mlsched`` parser's subcommands (with the parser's
+    argument types: ``whole_number(minimum)``, ``positive_float``)."""
     sw = sub.add_parser("sweep", help="run a sweep file on local cores or a Dask cluster into a results directory")
     sw.add_argument("file", help="sweep file (YAML or JSON)")
     sw.add_argument("-o", "--output", metavar="RESULTS", help="results directory (Parquet, one file per cell)")
@@ -41,9 +43,9 @@ def add_commands(sub: Any, *, positive_int: Callable[[str], int], positive_float
     where = sw.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="a Dask scheduler (implies --executor dask)")
     where.add_argument("--scheduler-file", metavar="FILE", help="a Dask scheduler file (implies --executor dask)")
-    sw.add_argument("--workers", type=positive_int, metavar="N", help="local workers (default: every core)")
+    sw.add_argument("--workers", type=whole_number(1), metavar="N", help="local workers (default: every core)")
     sw.add_argument("--cell-time-limit", type=positive_float, metavar="S", help="wall seconds per cell attempt")
-    sw.add_argument("--retries", type=_nonnegative_int, metavar="N", help="further attempts of a failed cell (1)")
+    sw.add_argument("--retries", type=whole_number(0), metavar="N", help="further attempts of a failed cell (1)")
     sw.set_defaults(handler=_sweep)
 
     pl = sub.add_parser("plot", help="plot a sweep's results (or a study CSV) to an image")
@@ -58,16 +60,6 @@ def add_commands(sub: Any, *, positive_int: Callable[[str], int], positive_float
     pl.add_argument("-o", "--output", required=True, metavar="FIG", help="image file (.png, .pdf, .svg)")
     pl.add_argument("--force", action="store_true", help="overwrite FIG if it exists")
     pl.set_defaults(handler=_plot)
-
-
-def _nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {text!r}")
-    return value
 
 
 def _sweep(args: argparse.Namespace) -> int:
