@@ -1,7 +1,7 @@
 """mlsched: scheduling distributed ML training jobs in shared GPU clusters.
 
 Exact programs (Pyomo + HiGHS), online algorithms, the papers' baselines and competitive-ratio
-studies for OASiS, OgaSched, Themis, Astraea and truthful SoW scheduling.
+studies and sweeps for OASiS, OgaSched, Themis, Astraea and truthful SoW scheduling.
 
 ``load`` and ``save`` are imported on first use, so that importing the package (as the ``mlsched``
 command does first, see :mod:`mlsched.entry`) costs no numpy.

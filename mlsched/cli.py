@@ -11,7 +11,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +167,7 @@ def _parser() -> argparse.ArgumentParser:
     gs.set_defaults(handler=_generate_sow, expected=False)
 
     from mlsched.sweep.commands import add_commands
-    add_commands(sub, positive_int=_positive_int, positive_float=_positive_float)
+    add_commands(sub, whole_number=_whole_number, positive_float=_positive_float)
     return p
 
 
@@ -223,14 +223,21 @@ def _seconds(text: str, *, allow_zero: bool) -> float:
     return value
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    return value
+def _whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``minimum``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
+_positive_int = _whole_number(1)
 
 
 def _slot_fraction(text: str) -> float:

@@ -164,3 +164,34 @@ def loglog_slope(horizons: Any, values: Any, *, ax: Any = None, label: str = "re
     ax.grid(alpha=0.3, which="both")
     ax.legend()
     return float(slope)
+
+
+def heatmap(table: pd.DataFrame, *, ax: Any = None, label: str = "", spread: float | None = None) -> Any:
+    """``table`` (rows x columns of positive ratios, e.g. a pivot) as coloured cells with their values
+    written in, on a diverging scale around 1 in log space: blue below 1, red above, white at 1.
+    ``spread`` is the largest factor the scale shows either way (default: the table's own), so that
+    several panels can share one scale."""
+    import numpy as np
+
+    ax = _axes(ax)
+    values = table.to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.log2(values)
+    finite = np.abs(logs[np.isfinite(logs)])
+    limit = np.log2(spread) if spread is not None else max(1.0, float(finite.max()) if finite.size else 1.0)
+    image = ax.imshow(logs, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+    for (i, j), value in np.ndenumerate(values):
+        ax.text(j, i, f"{value:.3g}", ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(values.shape[1]), [str(c) for c in table.columns])
+    ax.set_yticks(range(values.shape[0]), [str(r) for r in table.index])
+    ax.set_xlabel(label_of(table.columns.name))
+    ax.set_ylabel(label_of(table.index.name))
+    steps = np.arange(-np.floor(limit), np.floor(limit) + 1)
+    bar = ax.figure.colorbar(image, ax=ax, ticks=steps)
+    bar.ax.set_yticklabels([f"{2.0 ** k:g}" if k >= 0 else f"1/{2.0 ** -k:g}" for k in steps])
+    bar.set_label(label, fontsize=8)
+    return ax
+
+
+def label_of(name: Any) -> str:
+    return "" if name is None else label(str(name))

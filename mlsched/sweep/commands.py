@@ -3,7 +3,7 @@
 ``mlsched sweep FILE -o RESULTS`` runs a sweep file into a results directory (resumable;
 ``--force`` recomputes), ``--dry-run`` prints the cell count and a work estimate. Progress goes
 to stderr, the summary to stdout; exit 0 when every cell succeeded, 1 when some failed, 130 when
-interrupted (the finished cells stay stored).
+interrupted by Ctrl-C or SIGTERM (the finished cells stay stored).
 
 ``mlsched plot RESULTS --x COL --y COL -o fig.png`` draws a sweep's results (or a ``study`` CSV):
 ``--kind line`` (default) the statistic of Y against X per ``--hue``, with intervals where OPT
@@ -13,6 +13,7 @@ is not proven; ``--kind box|ecdf`` Y's distribution per hue.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -27,8 +28,10 @@ EXIT_INTERRUPTED = 130
 IMAGE_SUFFIXES = (".png", ".pdf", ".svg")
 
 
-def add_commands(sub: Any, *, positive_int: Callable[[str], int], positive_float: Callable[[str], float]) -> None:
-    """Add ``sweep`` and ``plot`` to the ``mlsched`` parser's subcommands."""
+def add_commands(sub: Any, *, whole_number: Callable[[int], Callable[[str], int]],
+                 positive_float: Callable[[str], float]) -> None:
+    """Add ``sweep`` and ``plot`` to the ``mlsched`` parser's subcommands (with the parser's
+    argument types: ``whole_number(minimum)``, ``positive_float``)."""
     sw = sub.add_parser("sweep", help="run a sweep file on local cores or a Dask cluster into a results directory")
     sw.add_argument("file", help="sweep file (YAML or JSON)")
     sw.add_argument("-o", "--output", metavar="RESULTS", help="results directory (Parquet, one file per cell)")
@@ -40,9 +43,9 @@ def add_commands(sub: Any, *, positive_int: Callable[[str], int], positive_float
     where = sw.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="a Dask scheduler (implies --executor dask)")
     where.add_argument("--scheduler-file", metavar="FILE", help="a Dask scheduler file (implies --executor dask)")
-    sw.add_argument("--workers", type=positive_int, metavar="N", help="local workers (default: every core)")
+    sw.add_argument("--workers", type=whole_number(1), metavar="N", help="local workers (default: every core)")
     sw.add_argument("--cell-time-limit", type=positive_float, metavar="S", help="wall seconds per cell attempt")
-    sw.add_argument("--retries", type=_nonnegative_int, metavar="N", help="further attempts of a failed cell (1)")
+    sw.add_argument("--retries", type=whole_number(0), metavar="N", help="further attempts of a failed cell (1)")
     sw.set_defaults(handler=_sweep)
 
     pl = sub.add_parser("plot", help="plot a sweep's results (or a study CSV) to an image")
@@ -59,16 +62,6 @@ def add_commands(sub: Any, *, positive_int: Callable[[str], int], positive_float
     pl.set_defaults(handler=_plot)
 
 
-def _nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {text!r}")
-    return value
-
-
 def _sweep(args: argparse.Namespace) -> int:
     from mlsched.sweep.runner import plan, sweep
     from mlsched.sweep.spec import load_spec
@@ -80,6 +73,7 @@ def _sweep(args: argparse.Namespace) -> int:
         return 0
     if not args.output:
         raise UsageError("sweep: -o RESULTS is required (a directory; --dry-run needs none)")
+    signal.signal(signal.SIGTERM, _interrupt)   # a batch system's stop: like Ctrl-C, stored cells stay
     frame = sweep(spec, results=args.output, executor=args.executor, workers=args.workers, scheduler=args.scheduler,
                   scheduler_file=args.scheduler_file, cell_time_limit=args.cell_time_limit, retries=args.retries,
                   force=args.force, progress=not args.quiet)
@@ -88,6 +82,10 @@ def _sweep(args: argparse.Namespace) -> int:
     if summary.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_FAILED_CELLS if sum(summary.failed.values()) else 0
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _plot(args: argparse.Namespace) -> int:

@@ -112,10 +112,19 @@ def _run(spec: SweepSpec, execution: Execution, store: ResultStore, *, force: bo
             pool.close()
         if bar is not None:
             bar.close()
-    frame = store.read()
+    frame = _in_cell_order(store.read(), spec)
     frame.attrs["summary"] = summary
     frame.attrs["interrupted"] = summary.interrupted
     return frame
+
+
+def _in_cell_order(frame: pd.DataFrame, spec: SweepSpec) -> pd.DataFrame:
+    """The rows in the order of the sweep's cells (each cell's rows in algorithm order)."""
+    if frame.empty:
+        return frame
+    position = {cell.key: i for i, cell in enumerate(spec.cells)}
+    order = frame["cell"].map(position).to_numpy()
+    return frame.iloc[order.argsort(kind="stable")].reset_index(drop=True)
 
 
 @dataclass
@@ -143,9 +152,8 @@ class Plan:
             out.append(f"exact solves: at most {self.exact_time_limit:g} s each (plus their overshoot), "
                        f"{_duration(self.to_run * self.exact_time_limit / self.workers)} on {self.workers} worker(s)")
         if self.cell_time_limit is not None:
-            out.append(f"cell wall limit {self.cell_time_limit:g} s: at most "
-                       f"{_duration(self.to_run * self.cell_time_limit / self.workers)} per attempt round "
-                       f"on {self.workers} worker(s)")
+            out.append(f"cell wall limit {self.cell_time_limit:g} s per attempt (a bound of "
+                       f"{_duration(self.to_run * self.cell_time_limit / self.workers)} on {self.workers} worker(s))")
         if self.measured_seconds is not None:
             out.append(f"measured: {self.measured_seconds:.3g} s per finished cell; about "
                        f"{_duration(self.to_run * self.measured_seconds / self.workers)} left on "

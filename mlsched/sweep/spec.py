@@ -39,7 +39,7 @@ from typing import Any
 
 from mlsched.errors import MlschedError, SweepFileError
 from mlsched.instance.fields import Fields, Problems, kind_of
-from mlsched.resources import shipped_instance
+from mlsched.resources import data_file, shipped_instance
 from mlsched.sweep import parameters as params
 from mlsched.systems import System, get_system
 
@@ -104,8 +104,13 @@ class SweepSpec:
 
 
 def load_spec(path: str | Path) -> SweepSpec:
-    """Read and validate a sweep file (YAML or JSON)."""
+    """Read and validate a sweep file (YAML or JSON), or a shipped one by name (``oasis-fig5``,
+    see :func:`shipped_sweeps`) when no file of that name exists."""
     p = Path(path)
+    shipped = data_file("sweeps", f"{p.name}.yaml") if not p.exists() and p.name == str(path) else None
+    if shipped is not None and shipped.is_file():
+        return spec_from_dict(_parse(shipped.read_text(encoding="utf-8"), str(path)), source=str(path),
+                              default_name=str(path))
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -117,6 +122,12 @@ def load_spec(path: str | Path) -> SweepSpec:
     except OSError as exc:
         raise SweepFileError(str(p), [f"cannot be read ({exc.strerror})"]) from None
     return spec_from_dict(_parse(text, str(p)), source=str(p), base=p.parent, default_name=p.stem)
+
+
+def shipped_sweeps() -> list[str]:
+    """Names of the sweep files shipped in ``mlsched/data/sweeps`` (the papers' figures)."""
+    return sorted(entry.name.removesuffix(".yaml") for entry in data_file("sweeps").iterdir()
+                  if entry.name.endswith(".yaml"))
 
 
 def _parse(text: str, source: str) -> Any:
