@@ -254,7 +254,11 @@ def _cross_certify(built: Built, report: SolveReport, time_limit: float | None) 
         lp = Path(tmp) / "model.lp"
         _, symbol_map_id = built.model.write(str(lp), io_options={"symbolic_solver_labels": True})
         symbol_map = built.model.solutions.symbol_map[symbol_map_id]
-        other = solve_lp_file(lp, time_limit)
+        try:
+            other = solve_lp_file(lp, time_limit)
+        except UsageError:   # the verifier cannot read what Pyomo wrote (coefficients beyond its infinity)
+            other = FileSolve(Status.ERROR, None, None, "scip" if scip_available() else "highs(presolve off)", {},
+                              message="cannot read the model")
         if other.status is not Status.OPTIMAL and other.status is not Status.FEASIBLE:
             contradicts = other.status in NO_FINITE_OPTIMUM
             return replace(report, status=Status.DISAGREE if contradicts else report.status, verified=False,
