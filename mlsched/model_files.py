@@ -4,9 +4,9 @@
 trusts neither the file nor the solvers:
 
 - The file must declare a model (an ``.lp`` file opens with its objective sense, an ``.mps`` file
-  with a NAME, ROWS or OBJSENSE section), HiGHS must read it, its objective must be linear, and
-  every cost and matrix coefficient must be a number below the solvers' infinity (1e20; HiGHS
-  reads larger ones as infinite) with no NaN bound. Anything else is a :class:`UsageError`: one
+  with a NAME, ROWS or OBJSENSE section), HiGHS must read it, its names must be UTF-8 text, its
+  objective must be linear, and every cost and matrix coefficient must be a number below the
+  solvers' infinity (1e20; HiGHS reads larger ones as infinite) with no NaN bound. Anything else is a :class:`UsageError`: one
   line naming the file (exit 2 in the CLI), before any solve.
 - HiGHS solves it (default options, zero MIP gaps) and, with ``verify``, the independent solver
   of :func:`mlsched.solve.solve_lp_file` too, each within its share of one time limit.
@@ -86,7 +86,12 @@ def read_model_file(source: Path, time_limit: float | None) -> Any:
         raise UsageError(f"{source}: HiGHS cannot read this model file")
     if h.getModel().hessian_.dim_ > 0:
         raise UsageError(f"{source}: the objective is quadratic; mlsched solves linear and integer-linear model files")
-    problem = _number_problem(h.getLp())
+    lp = h.getLp()
+    try:
+        lp.col_names_, lp.row_names_   # noqa: B018 (decoded here once: a name need not be UTF-8)
+    except UnicodeDecodeError:
+        raise UsageError(f"{source}: a column or row name is not UTF-8 text") from None
+    problem = _number_problem(lp)
     if problem:
         raise UsageError(f"{source}: {problem}")
     return h

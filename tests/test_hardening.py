@@ -74,8 +74,6 @@ def test_model_field_accepts_names_only_and_bad_profiles_are_one_line(tmp_path, 
 
 
 def test_scip_user_interrupt_is_an_interrupt_not_a_result(tmp_path, monkeypatch) -> None:
-    import pytest
-
     pyscipopt = pytest.importorskip("pyscipopt")
     from mlsched.solve import scip_file_solve
 
