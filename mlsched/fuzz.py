@@ -56,6 +56,8 @@ def _dump(doc: Any) -> bytes:
 
 def drop_key(doc: Any, rng: np.random.Generator) -> bytes:
     paths = [p for p in _paths(doc) if isinstance(_get_parent(doc, p)[0], dict)]
+    if not paths:
+        return replace_value(doc, rng)
     parent, key = _get_parent(doc, paths[rng.integers(len(paths))])
     del parent[key]
     return _dump(doc)
@@ -64,6 +66,8 @@ def drop_key(doc: Any, rng: np.random.Generator) -> bytes:
 def duplicate_key(doc: Any, rng: np.random.Generator) -> bytes:
     text = _dump(doc).decode()
     keys = [p[-1] for p in _paths(doc) if isinstance(p[-1], str)]
+    if not keys:
+        return replace_value(doc, rng)
     key = keys[rng.integers(len(keys))]
     value = json.dumps(REPLACEMENTS[rng.integers(len(REPLACEMENTS))], allow_nan=True)
     marker = f'"{key}": '
@@ -72,6 +76,8 @@ def duplicate_key(doc: Any, rng: np.random.Generator) -> bytes:
 
 def replace_value(doc: Any, rng: np.random.Generator) -> bytes:
     paths = _paths(doc)
+    if not paths:   # an empty or scalar document: replace it whole
+        return _dump(REPLACEMENTS[rng.integers(len(REPLACEMENTS))])
     parent, key = _get_parent(doc, paths[rng.integers(len(paths))])
     parent[key] = copy.deepcopy(REPLACEMENTS[rng.integers(len(REPLACEMENTS))])
     return _dump(doc)
@@ -90,12 +96,16 @@ def scale_number(doc: Any, rng: np.random.Generator) -> bytes:
 
 def empty_list(doc: Any, rng: np.random.Generator) -> bytes:
     paths = [p for p in _paths(doc) if isinstance(_get_parent(doc, p)[0][p[-1]], list)]
+    if not paths:
+        return replace_value(doc, rng)
     parent, key = _get_parent(doc, paths[rng.integers(len(paths))])
     parent[key] = []
     return _dump(doc)
 
 
 def change_header(doc: Any, rng: np.random.Generator) -> bytes:
+    if not isinstance(doc, dict):
+        return replace_value(doc, rng)
     key = ["family", "format"][rng.integers(2)]
     doc[key] = ["unknown", "mlsched/v2", "", 7, None][rng.integers(5)]
     return _dump(doc)

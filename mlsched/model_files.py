@@ -88,10 +88,10 @@ def read_model_file(source: Path, time_limit: float | None) -> Any:
         raise UsageError(f"{source}: the objective is quadratic; mlsched solves linear and integer-linear model files")
     lp = h.getLp()
     try:
-        lp.col_names_, lp.row_names_   # noqa: B018 (decoded here once: a name need not be UTF-8)
-    except UnicodeDecodeError:
+        columns, rows = list(lp.col_names_), list(lp.row_names_)
+    except UnicodeDecodeError:   # HiGHS takes any bytes as a name
         raise UsageError(f"{source}: a column or row name is not UTF-8 text") from None
-    problem = _number_problem(lp)
+    problem = _number_problem(lp, columns, rows)
     if problem:
         raise UsageError(f"{source}: {problem}")
     return h
@@ -136,10 +136,9 @@ def _first_word(source: Path) -> str | None:
     return None
 
 
-def _number_problem(lp: Any) -> str | None:
+def _number_problem(lp: Any, names: list[str], rows: list[str]) -> str | None:
     """The first coefficient or bound a solver cannot take, described; None when all are usable."""
     usable = "coefficients must be finite numbers below 1e20 in magnitude"
-    names = lp.col_names_
     cost = np.asarray(lp.col_cost_, dtype=float)
     bad = np.flatnonzero(~(np.abs(cost) < SOLVER_INF))
     if bad.size:
@@ -150,14 +149,14 @@ def _number_problem(lp: Any) -> str | None:
     bad = np.flatnonzero(~(np.abs(value) < SOLVER_INF))
     if bad.size:
         column = names[int(np.searchsorted(start, bad[0], side="right") - 1)]
-        row = lp.row_names_[int(np.asarray(lp.a_matrix_.index_)[bad[0]])]
+        row = rows[int(np.asarray(lp.a_matrix_.index_)[bad[0]])]
         return f"coefficient of {column} in row {row} is {_described(value[bad[0]])}; {usable}"
     for side, what in (("col_lower_", "lower bound"), ("col_upper_", "upper bound"),
                        ("row_lower_", "lower side"), ("row_upper_", "upper side")):
         bound = np.asarray(getattr(lp, side), dtype=float)
         bad = np.flatnonzero(np.isnan(bound) | (bound == (np.inf if what.startswith("lower") else -np.inf)))
         if bad.size:
-            where = (names if side.startswith("col") else lp.row_names_)[bad[0]]
+            where = (names if side.startswith("col") else rows)[bad[0]]
             return f"{what} of {where} is {_described(bound[bad[0]])}"
     return None
 
