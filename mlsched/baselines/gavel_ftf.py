@@ -5,7 +5,8 @@ event simulator, beside Themis and the six baselines.
 Rounds. The round length is the simulator's lease (``default_lease`` = 360 s, Gavel's
 ``time_per_iteration``): every grant lasts one round. A round starts when the previous one ends,
 or earlier when no app holds GPUs any more (Gavel's round ends with its last running job); GPUs
-freed inside a round stay idle until it ends.
+freed inside a round stay idle until it ends (the policy's ``quiet_until``: the simulator asks for
+no round before it while apps hold GPUs).
 
 Allocation (min-max rho over GPU types, ``mlsched.formulations.themis_minmax``): every active app
 i is one gang of scale_i = its current demand (capped at the largest type's GPU count), running on
@@ -60,7 +61,8 @@ class GavelFTF:
         kinds = topology.gpu_types or (UNTYPED,) * topology.num_gpus
         self.gpus_of = {t: [g for g in range(topology.num_gpus) if kinds[g] == t] for t in self.types}
         self.capacity = np.array([len(self.gpus_of[t]) for t in self.types], dtype=float)
-        self.round_start = self.round_end = -np.inf
+        self.round_start = self.quiet_until = -np.inf
+        self.speeds: dict[int, np.ndarray] = {}          # app -> its speed per type
         self.ran: dict[int, int] = {}                    # app -> type it ran on in the current round
         self.allocation: dict[int, np.ndarray] = {}      # app -> x_ik of the last computation
         self.job_time: dict[int, np.ndarray] = {}        # app -> time run per type since the last reset
@@ -75,9 +77,7 @@ class GavelFTF:
 
     # --- one round ------------------------------------------------------------------------
     def round(self, view: RoundView) -> dict[int, frozenset[int]]:
-        busy = any(app.holdings for app in view.apps)
-        if busy and view.now < self.round_end:
-            return {}
+        """A round starts (the engine asks for none while apps hold GPUs before ``quiet_until``)."""
         self._account(view)
         self._track_apps(view)
         if self.changed and (self.last_reset is None or view.now - self.last_reset >= self.reset_interval):
@@ -88,7 +88,7 @@ class GavelFTF:
             self._reset(view.now)
             self._allocate(view)
             scheduled = self._schedule(view)
-        self.round_start, self.round_end = view.now, view.now + self.round_seconds
+        self.round_start, self.quiet_until = view.now, view.now + self.round_seconds
         self.ran = {view.apps[i].index: k for i, k in scheduled.items()}
         return self._place(view, scheduled)
 
@@ -128,8 +128,10 @@ class GavelFTF:
         return int(min(app.unmet + len(app.holdings), self.capacity.max()))
 
     def _throughputs(self, app: AppView) -> np.ndarray:
-        speeds = app.app.speed_of
-        return self._scale(app) * np.array([speeds.get(t, 1.0) for t in self.types])
+        if app.index not in self.speeds:
+            speeds = app.app.speed_of
+            self.speeds[app.index] = np.array([speeds.get(t, 1.0) for t in self.types])
+        return self._scale(app) * self.speeds[app.index]
 
     def _allocate(self, view: RoundView) -> None:
         apps = view.apps
@@ -153,30 +155,35 @@ class GavelFTF:
         self.previous = {app.index: (left, thr_iso) for app, left, thr_iso in zip(apps, remaining, result.thr_iso)}
 
     # --- priorities and the round's jobs ----------------------------------------------------
-    def _priority(self, a: int, k: int, thr: float) -> float:
-        if a not in self.allocation or self.allocation[a][k] == 0.0 or thr <= 0:
-            return 0.0
-        fraction = self.job_time[a][k] / self.worker_time[k] if self.worker_time[k] > 0 else 0.0
-        return float(self.allocation[a][k] / fraction) if fraction > 0 else float(self.allocation[a][k] * 1e9)
+    def _priorities(self, apps: list[AppView], thr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """priority_ik, deficit_ik and x_ik of every app (rows) and type (columns)."""
+        zeros = np.zeros(len(self.types))
+        allocation = np.array([self.allocation.get(app.index, zeros) for app in apps])
+        deficit = np.array([self.deficit[app.index] for app in apps])
+        spent = np.array([self.job_time[app.index] for app in apps])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fraction = np.where(self.worker_time > 0, spent / self.worker_time, 0.0)
+            priority = np.where(fraction > 0, allocation / fraction, allocation * 1e9)
+        priority[(allocation == 0.0) | (thr <= 0)] = 0.0
+        return priority, deficit, allocation
 
     def _schedule(self, view: RoundView) -> dict[int, int]:
         """Position in ``view.apps`` -> GPU type index, for the apps that run this round."""
         left = self.capacity.copy()
         chosen: dict[int, int] = {}
-        thr = [self._throughputs(app) for app in view.apps]
+        thr = np.array([self._throughputs(app) for app in view.apps]).reshape(len(view.apps), len(self.types))
+        scale = [self._scale(app) for app in view.apps]
+        allocated = [app.index in self.allocation for app in view.apps]
+        priority, deficit, allocation = self._priorities(view.apps, thr)
+        order = np.arange(len(view.apps))
         for k in range(len(self.types)):
-            queue = []
-            for i, app in enumerate(view.apps):
-                a = app.index
-                allocation = float(self.allocation[a][k]) if a in self.allocation else 0.0
-                queue.append((self._priority(a, k, thr[i][k]), float(self.deficit[a][k]), allocation, i))
-            for *_, i in sorted(queue, key=lambda e: e[:3], reverse=True):
+            # (priority, deficit, allocation) descending, ties in arrival order
+            for i in np.lexsort((order, -allocation[:, k], -deficit[:, k], -priority[:, k])).tolist():
                 if left[k] == 0:
                     break
-                scale = self._scale(view.apps[i])
-                if i in chosen or thr[i][k] <= 0 or view.apps[i].index not in self.allocation or scale > left[k]:
+                if i in chosen or thr[i, k] <= 0 or not allocated[i] or scale[i] > left[k]:
                     continue
-                left[k] -= scale
+                left[k] -= scale[i]
                 chosen[i] = k
         return chosen
 
