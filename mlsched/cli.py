@@ -1,4 +1,4 @@
-"""The ``mlsched`` command: validate, solve, run, compare, study, sweep, plot and generate instances.
+"""The ``mlsched`` command: validate, solve, run, compare, study and generate instances.
 
 Bad input (an invalid file, an unknown algorithm, an existing output file without --force)
 prints one line per problem on stderr and exits 2. Ctrl-C during compare or study prints what
@@ -11,7 +11,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +59,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="re-solve with an independent solver (SCIP) and compare (default: models up to "
                         "5000 integer variables)")
     s.add_argument("--samples", type=_positive_int, metavar="N",
-                   help="sow family: paired draws E[H] averages when the realizations are too many to enumerate (2000)")
-    s.add_argument("--exact-limit", type=_nonnegative_int, metavar="K",
-                   help="sow family: enumerate every realization when there are at most K (20000), else draw --samples")
+                   help="sow family: realizations E[H] averages (all when at most N, else N paired draws; 2000)")
     s.add_argument("--write", metavar="MODEL", help="also write the built model (.lp or .mps)")
     s.add_argument("--force", action="store_true", help="overwrite MODEL if it exists")
     s.add_argument("--json", action="store_true", help="print one JSON document")
@@ -165,9 +163,6 @@ def _parser() -> argparse.ArgumentParser:
     gs.add_argument("-o", "--output", required=True)
     gs.add_argument("--force", action="store_true")
     gs.set_defaults(handler=_generate_sow, expected=False)
-
-    from mlsched.sweep.commands import add_commands
-    add_commands(sub, whole_number=_whole_number, positive_float=_positive_float)
     return p
 
 
@@ -194,22 +189,15 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--theta-scale", type=_positive_float, metavar="X", help="Astraea: theta times X (Fig. 11)")
     p.add_argument("--time-origin", choices=("arrival", "absolute"),
                    help="multi-tenant family: realized utility of t+ - r_j or of t+ (A2; default: the file's)")
-    p.add_argument("--migration-cost", type=_slot_fraction, metavar="C",
-                   help="gandiva_fair, hived: fraction of a slot a job loses when its allocation changes (0)")
-    p.add_argument("--no-opportunistic", dest="opportunistic", action="store_const", const=False,
-                   help="hived: jobs beyond the quota wait instead of running on idle servers")
     p.add_argument("--samples", type=_positive_int, metavar="N",
-                   help="sow family: paired draws of realizations when they are too many to enumerate (2000)")
-    p.add_argument("--exact-limit", type=_nonnegative_int, metavar="K",
-                   help="sow family: enumerate every realization when there are at most K (20000), else draw --samples")
+                   help="sow family: realizations (all of them when at most N, else N paired draws; 2000)")
     p.add_argument("--eps", type=_unit_interval, metavar="E", help="sow family: the reduction's eps (0.2)")
 
 
 def _run_option_values(args: argparse.Namespace) -> dict[str, Any]:
     return {"lease": args.lease, "restart_overhead": args.restart_overhead, "lambda_mode": args.lambda_mode,
             "theta_scale": args.theta_scale, "time_origin": args.time_origin, "samples": args.samples,
-            "exact_limit": args.exact_limit, "eps": args.eps, "migration_cost": args.migration_cost,
-            "opportunistic": args.opportunistic}
+            "eps": args.eps}
 
 
 def _seconds(text: str, *, allow_zero: bool) -> float:
@@ -223,40 +211,13 @@ def _seconds(text: str, *, allow_zero: bool) -> float:
     return value
 
 
-def _whole_number(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number of at least ``minimum``."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text!r}")
-        return value
-
-    return parse
-
-
-_positive_int = _whole_number(1)
-
-
-def _slot_fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text!r}")
-    return value
-
-
-def _nonnegative_int(text: str) -> int:
+def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
     return value
 
 
@@ -300,8 +261,7 @@ def _instances(args: argparse.Namespace) -> int:
 
 
 def _solve(args: argparse.Namespace) -> int:
-    from mlsched.model_files import solve_model_file
-    from mlsched.solve import Status, write_model
+    from mlsched.solve import Status, solve_model_file, write_model
     from mlsched.study import solve_exact
     from mlsched.systems import get_system
 
@@ -321,7 +281,7 @@ def _solve(args: argparse.Namespace) -> int:
         write_model(sysm.build(inst, variant=args.variant or sysm.variants[0], relax=args.relax), target, force=True)
     report = solve_exact(inst, system=args.system, variant=args.variant, relax=args.relax,
                          time_limit=args.time_limit, verify="auto" if args.verify is None else args.verify,
-                         samples=args.samples, exact_limit=args.exact_limit)
+                         samples=args.samples)
     if args.json:
         print(json.dumps(report.to_dict(), indent=1))
     else:
@@ -369,18 +329,11 @@ def _run_study(args: argparse.Namespace, files: list[str]) -> pd.DataFrame:
                  progress=not args.quiet, run_options=_run_option_values(args))
 
 
-# The SoW report's further figures (truthful SoW spec §8), where a study has them.
-SOW_COLUMNS = ["ratio_ci_low", "ratio_ci_high", "ratio_bound", "lp_r", "lp_rp", "lp_e", "welfare_se", "utilities",
-               "relaxed_welfare", "eviction_cost", "completed_rate", "cancelled_rate", "not_launched_rate",
-               "removed_switched", "removed_not_switched", "max_overload_frequency", "eta", "b_switch", "b_evict",
-               "truthful_bound", "alpha_3", "alpha_e", "price_condition", "reduction_condition", "kappa", "fua_loss",
-               "halving_ratio", "max_fill", "realizations", "exact_expectation"]
 _TABLE_COLUMNS = ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "hindsight_opt",
                   "max_rho", "median_rho", "jain", "gpu_hours", "placement_score", "max_rho_slotted",
-                  "welfare", "revenue", "alpha_mean", "var_alpha", "si_mean", "si_below_one", "utilization", "makespan",
-                  "evicted_rate", "switched_rate", "pr", "pr_low", "pr_high", "opt",
+                  "welfare", "revenue", "var_alpha", "utilization", "makespan", "evicted_rate", "switched_rate", "pr", "opt",
                   "opt_bound", "ratio", "ratio_low",
-                  "ratio_high", "admitted", "completed", "jobs", "check_problems", "wall_seconds", *SOW_COLUMNS]
+                  "ratio_high", "admitted", "completed", "jobs", "check_problems", "wall_seconds"]
 
 
 def _print_table(frame: pd.DataFrame) -> None:
@@ -393,12 +346,9 @@ def _print_table(frame: pd.DataFrame) -> None:
         sources = table["opt_bound_source"] if "opt_bound_source" in table else [None] * len(table)
         table["opt"] = [_opt_text(o, b, s, src) for o, b, s, src in
                         zip(table["opt"], table["opt_bound"], table["opt_status"], sources)]
-    if "pr_low" in table:        # PR = ALG / OPT, an interval when OPT is not proven
-        table["pr"] = ["-" if np.isnan(lo) else f"{pr:.4f}" if not np.isnan(pr) else f"[{lo:.4f}, {hi:.4f}]"
-                       for pr, lo, hi in zip(table["pr"], table["pr_low"], table["pr_high"])]
     shown = [c for c in ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "max_rho",
-                         "jain", "gpu_hours", "placement_score", "max_rho_slotted", "welfare", "revenue", "alpha_mean",
-                         "var_alpha", "si_mean", "utilization", "makespan", "evicted_rate", "switched_rate", "opt", "ratio", "pr", "admitted",
+                         "jain", "gpu_hours", "placement_score", "max_rho_slotted", "welfare", "revenue", "var_alpha",
+                         "utilization", "makespan", "evicted_rate", "switched_rate", "opt", "ratio", "pr", "admitted",
                          "completed", "wall_seconds", "two_alpha"] if c in table]
     if table["instance"].nunique() == 1:
         shown.remove("instance")

@@ -84,8 +84,6 @@ def scale_number(doc: Any, rng: np.random.Generator) -> bytes:
 
 def empty_list(doc: Any, rng: np.random.Generator) -> bytes:
     paths = [p for p in _paths(doc) if isinstance(_get_parent(doc, p)[0][p[-1]], list)]
-    if not paths:      # an earlier mutation left no list
-        return replace_value(doc, rng)
     parent, key = _get_parent(doc, paths[rng.integers(len(paths))])
     parent[key] = []
     return _dump(doc)

@@ -1,14 +1,14 @@
 """Regression tests for hostile inputs and solver edge cases."""
-from mlsched.solve import safer_bound
+from mlsched.solve import _safer_bound
 
 
 def test_safer_bound_ignores_a_solvers_infinity() -> None:
     # A verifier that proves nothing reports its infinity; the other solver's valid bound stands.
-    assert safer_bound("max", 1155.88, 1e20) == 1155.88
-    assert safer_bound("max", 1155.88, float("inf")) == 1155.88
-    assert safer_bound("min", 3.0, -1e20) == 3.0
-    assert safer_bound("min", 3.0, 2.5) == 2.5
-    assert safer_bound("max", 1e20, float("inf")) is None
+    assert _safer_bound("max", 1155.88, 1e20) == 1155.88
+    assert _safer_bound("max", 1155.88, float("inf")) == 1155.88
+    assert _safer_bound("min", 3.0, -1e20) == 3.0
+    assert _safer_bound("min", 3.0, 2.5) == 2.5
+    assert _safer_bound("max", 1e20, float("inf")) is None
 
 
 def test_dangling_symlink_at_output_counts_as_existing(tmp_path) -> None:
@@ -81,7 +81,7 @@ def test_scip_user_interrupt_is_an_interrupt_not_a_result(tmp_path, monkeypatch)
     import pytest
 
     pyscipopt = pytest.importorskip("pyscipopt")
-    from mlsched.solve import scip_file_solve
+    from mlsched.solve import _solve_with_scip
 
     class Interrupted(pyscipopt.Model):
         def getStatus(self) -> str:  # what SCIP reports after catching SIGINT
@@ -90,4 +90,4 @@ def test_scip_user_interrupt_is_an_interrupt_not_a_result(tmp_path, monkeypatch)
     lp = tmp_path / "m.lp"
     lp.write_text("maximize\n obj: x\nsubject to\n c: x <= 1\nend\n")
     with pytest.raises(KeyboardInterrupt):
-        scip_file_solve(lp, None)
+        _solve_with_scip(lp, None)

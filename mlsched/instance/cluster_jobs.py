@@ -7,8 +7,7 @@ mini-batches per chunk, tau_i slots per mini-batch, e_i MB of gradients), per-wo
 demands, the bandwidths b_i (per worker) and B_i (per PS), and a utility f_i of the completion
 delay. Derived quantities follow OASiS §1.4 of the spec:
 
-- W_i = M_i (tau_i + 2 e_i / b_i)  (worker-slots per chunk; e_i/b_i converted to slots; the
-                                    mini-batch time of :mod:`mlsched.instance.parameter_server`)
+- W_i = M_i (tau_i + 2 e_i / b_i)  (worker-slots per chunk; e_i/b_i converted to slots)
 - Theta_i = E_i N_i W_i            (worker-slots of total work, RHS of eq. 2)
 - dmin_i = ceil(E_i W_i)           (fewest slots to finish with N_i workers)
 
@@ -26,7 +25,6 @@ import numpy as np
 
 from mlsched.errors import UsageError
 from mlsched.instance.fields import Fields, repeated_names
-from mlsched.instance.parameter_server import minibatch_slots, ps_needed
 from mlsched.instance.utility import Utility, read_utility
 from mlsched.profiles import DEFAULT_GPU_TYPE, GPU_TYPES, load_profile
 
@@ -60,12 +58,12 @@ class Job:
 
     def chunk_time(self, slot_seconds: float) -> float:
         """W_i: worker-slots to train one chunk once (compute plus gradient push and pull)."""
-        return self.minibatches * minibatch_slots(self.minibatch_time, self.gradient_mb, self.worker_bandwidth,
-                                                  slot_seconds)
+        comm_slots = 2.0 * self.gradient_mb * 8.0 / self.worker_bandwidth / slot_seconds
+        return self.minibatches * (self.minibatch_time + comm_slots)
 
-    def ps_needed(self, workers: int | np.ndarray) -> int | np.ndarray:
+    def ps_needed(self, workers: int) -> int:
         """Z(Y) = ceil(Y b_i / B_i): parameter servers needed by ``workers`` workers (eq. 6)."""
-        return ps_needed(workers, self.worker_bandwidth, self.ps_bandwidth)
+        return math.ceil(workers * self.worker_bandwidth / self.ps_bandwidth - EPS)
 
 
 @dataclass(frozen=True)

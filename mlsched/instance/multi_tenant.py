@@ -15,8 +15,7 @@ A document::
 A job gives either ``rates`` directly (as the spec's oracles do) or ``minibatch_hours`` m_j,
 ``update_ms`` G_j and ``gradient_mb`` eps_j, from which Eq. (1) gives the rates:
 n^dist = 1 / (m + G + 2 eps / b_w), n^cent = 1 / (m + G), in mini-batches per one-hour slot
-(G in ms / 3.6e6, 2 eps / b_w = 2 * 8 * eps[MB] / b_w[Mbps] / 3600 hours), by the mini-batch time
-OASiS shares (:mod:`mlsched.instance.parameter_server`).
+(G in ms / 3.6e6, 2 eps / b_w = 2 * 8 * eps[MB] / b_w[Mbps] / 3600 hours).
 
 Rules (§1.1-1.5): quotas sum to the cluster's workers and PS slots exactly; a job's workload is
 B_j = E_j D_j M_j mini-batches and its D_j chunks bound its workers; with W workers in mode zeta
@@ -37,13 +36,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsched.instance.fields import Fields, repeated_names, with_optional
-from mlsched.instance.parameter_server import eq1_rates
 from mlsched.instance.utility import ASTRAEA_KINDS, Utility, read_utility
 
 FAMILY = "multi-tenant"
 TIME_ORIGINS = ("arrival", "absolute")
 MAX_COUNT = 100_000          # workers or PS slots per server, chunks per job: bounds what validation allocates
 MAX_SLOTS = 1_000_000        # arrivals and horizons, in slots
+HOURS_PER_MS = 1.0 / 3.6e6
 _TOP = {"format", "family", "name", "servers", "tenants", "bandwidth", "jobs", "time_origin",
         "release_inclusive", "horizon", "expected", "meta"}
 _JOB_KEYS = {"id", "owner", "arrival", "epochs", "chunks", "minibatches", "rates", "minibatch_hours", "update_ms",
@@ -86,6 +85,13 @@ class TenantJob:
 
     def rate(self, centralized: bool) -> float:
         return self.rate_centralized if centralized else self.rate_distributed
+
+
+def eq1_rates(minibatch_hours: float, update_ms: float, gradient_mb: float, worker_mbps: float) -> tuple[float, float]:
+    """(n^cent, n^dist) of Eq. (1): mini-batches one worker (with its PS) trains per one-hour slot."""
+    compute = minibatch_hours + update_ms * HOURS_PER_MS
+    transfer = 2.0 * 8.0 * gradient_mb / worker_mbps / 3600.0
+    return 1.0 / compute, 1.0 / (compute + transfer)
 
 
 def duration(job: TenantJob, workers: int, centralized: bool) -> int:

@@ -8,15 +8,13 @@ rules to make its guess, but a run is never executed or checked with the estimat
 - lpt_makespan: with k < n, jobs run one GPU each in longest-processing-time waves (step 2);
 - assign: concrete GPU sets by best-fit consolidation, jobs by count descending taking GPUs from
   the machine with the most remaining GPUs of the set, spilling within the same rack first (step 3);
-- slowdown: S_j = s[level(G_j)] of the app's placement profile;
-- speed: on a heterogeneous cluster, the app's lowest speed among the GPU types of G_j (1 on an
-  untyped cluster or for an app without speeds); job j progresses at |G_j| speed_j / S_j.
+- slowdown: S_j = s[level(G_j)] of the app's placement profile.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from mlsched.instance.gpu_topology import GpuTopology
 
@@ -72,11 +70,3 @@ def assign(gpus: Sequence[int], counts: Sequence[int], topology: GpuTopology) ->
 def slowdown(profile: Sequence[float], gpus: Sequence[int] | frozenset[int], topology: GpuTopology) -> float:
     """S_j of a job running on ``gpus``: the profile's slowdown at their placement level."""
     return float(profile[topology.level(gpus)])
-
-
-def speed(speeds: Mapping[str, float], gpus: Sequence[int] | frozenset[int], topology: GpuTopology) -> float:
-    """speed_j of a job running on ``gpus``: the slowest of their GPU types for the app."""
-    if not speeds or not topology.typed:
-        return 1.0
-    types = topology.gpu_types
-    return float(min(speeds[types[g]] for g in gpus))

@@ -4,9 +4,8 @@ Apps arrive over continuous time; a GPU given to an app carries a lease that exp
 seconds later and returns it to the free pool. Events are app arrivals, lease expiries and job
 (hence phase and app) completions. At each event time the engine
 
-1. advances every running job: job j of an app progresses at g_j speed_j / S_j serial GPU-seconds
-   per second (eq. 1; speed_j = 1 except on heterogeneous clusters) once its restart overhead has
-   passed;
+1. advances every running job: job j of an app progresses at g_j / S_j serial GPU-seconds per
+   second (eq. 1) once its restart overhead has passed;
 2. applies the events: completions free their app's GPUs at once, an app that can no longer use
    some GPUs (its demand dropped) releases them at once (A17), expiries return GPUs to the pool;
 3. if the free pool is non-empty and some active app has unmet demand, asks the policy for one
@@ -35,7 +34,7 @@ import numpy as np
 
 from mlsched.errors import MlschedError
 from mlsched.instance.themis import ThemisApp, ThemisInstance
-from mlsched.instance.themis_physics import assign, slowdown, speed, split
+from mlsched.instance.themis_physics import assign, slowdown, split
 from mlsched.sim.event_check import assert_valid_run
 from mlsched.sim.themis_run import DONE_TOLERANCE, Holding, JobInterval, SimOptions, ThemisRun
 
@@ -109,7 +108,6 @@ class _AppState:
     resume: np.ndarray = field(default_factory=lambda: np.zeros(0))
     rate: np.ndarray = field(default_factory=lambda: np.zeros(0))
     slowdown: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    speed: np.ndarray = field(default_factory=lambda: np.zeros(0))
     service: float = 0.0
     cum_at_arrival: float = 0.0
     finish: float | None = None
@@ -129,7 +127,6 @@ class _AppState:
         self.resume = np.zeros(len(jobs))
         self.rate = np.zeros(len(jobs))
         self.slowdown = np.ones(len(jobs))
-        self.speed = np.ones(len(jobs))
         self.caps = np.array([j.cap for j in jobs], dtype=np.int64)
         self.future = tuple((tuple(j.work for j in p), tuple(j.cap for j in p)) for p in self.app.phases[phase + 1:])
         self.update_demand()
@@ -337,8 +334,7 @@ class EventEngine:
             s.job_since[j] = self.now
             if sets[j]:
                 s.slowdown[j] = slowdown(profile, sets[j], topology)
-                s.speed[j] = speed(s.app.speed_of, sets[j], topology)
-                s.rate[j] = len(sets[j]) * s.speed[j] / s.slowdown[j]
+                s.rate[j] = len(sets[j]) / s.slowdown[j]
                 s.resume[j] = self.now + self.options.restart_overhead
             else:
                 s.rate[j] = 0.0
@@ -349,7 +345,7 @@ class EventEngine:
             if s.job_gpus[j]:
                 self.job_log.append(JobInterval(s.index, s.phase, j, s.job_since[j], self.now,
                                                 min(max(float(s.resume[j]), s.job_since[j]), self.now),
-                                                s.job_gpus[j], float(s.slowdown[j]), float(s.speed[j])))
+                                                s.job_gpus[j], float(s.slowdown[j])))
                 s.job_gpus[j] = frozenset()
                 s.rate[j] = 0.0
 

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlsched.instance.multi_tenant import TenantJob
-from mlsched.instance.parameter_server import ps_needed
 
 EPS = 1e-9
 CENTRAL_SERVER_RULES = ("best_fit", "lowest_index")
@@ -71,7 +70,7 @@ class RoundView:
 class JobShape:
     """The job's durations and ideal utility as Alg. 3 needs them."""
 
-    chunks: int                   # the most workers: W = 1..D_j (or the A13 cap)
+    chunks: int                   # D_j: W = 1..D_j
     central: np.ndarray           # d_j(W, cent) for W = 1..D_j (index W - 1)
     distributed: np.ndarray       # d_j(W, dist)
     utility: object               # phi_j, vectorised ``value``
@@ -96,14 +95,13 @@ def durations(workload: int, rate: float, chunks: int) -> np.ndarray:
     return np.ceil(workload / (rate * w) - 1e-9).astype(np.int64)
 
 
-def job_shape(job: TenantJob, max_workers: int | None = None) -> JobShape:
-    """The durations of every worker count W = 1..D_j (or ``max_workers``) in both modes, and the utility."""
-    most = max_workers or job.chunks
-    return JobShape(chunks=most, central=durations(job.workload, job.rate_centralized, most),
-                    distributed=durations(job.workload, job.rate_distributed, most), utility=job.utility)
+def job_shape(job: TenantJob) -> JobShape:
+    """The durations of every worker count in both modes, and the utility."""
+    return JobShape(chunks=job.chunks, central=durations(job.workload, job.rate_centralized, job.chunks),
+                    distributed=durations(job.workload, job.rate_distributed, job.chunks), utility=job.utility)
 
 
-def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, float], central_rule: str = "best_fit",
+def best_candidate(job: JobShape, view: RoundView, *, bandwidth_ratio: float, central_rule: str = "best_fit",
                    mincostc_cost: str = "per_slot", first_chunk: int = 32) -> Candidate | None:
     """The job's best schedule in this round (Alg. 3 lines 2-11), or None when no mu > 0.
 
@@ -135,7 +133,7 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
             cost = d * (w * view.eta_w[start:last] + view.eta_p[start:last]) if literal else w * win_w + win_p
         else:
             local = np.minimum(w - 1, fw)
-            need = ps_needed(w - local, *bandwidth)
+            need = np.ceil((w - local) * bandwidth_ratio - EPS)
             usable = (need <= fp) & (need <= qp)
             first = np.argmin(np.where(usable, need, np.inf), axis=0)
             cols = np.arange(last - start)
@@ -169,15 +167,14 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
         start, size = stop, 2 * size
     if best_at == (0, 0):
         return None
-    chosen = placement_at(job, view, best_at[0], best_at[1], best_central, best, bandwidth, central_rule,
+    chosen = placement_at(job, view, best_at[0], best_at[1], best_central, best, bandwidth_ratio, central_rule,
                           literal)
     assert chosen is not None, "the enumeration's winner has a placement"
     return chosen
 
 
 def placement_at(job: JobShape, view: RoundView, offset: int, w: int, centralized: bool, mu: float | None = None,
-                 bandwidth: tuple[float, float] = (1.0, 1.0), central_rule: str = "best_fit",
-                 literal: bool = False) -> Candidate | None:
+                 ratio: float = 1.0, central_rule: str = "best_fit", literal: bool = False) -> Candidate | None:
     """MINCOSTC (Alg. 5 lines 3-13) or MINCOSTD (Alg. 4 lines 3-23) for one (o, W): the placement
     and its cost, or None where the side has none (mu defaults to value - cost)."""
     d = int((job.central if centralized else job.distributed)[w - 1])
@@ -200,7 +197,7 @@ def placement_at(job: JobShape, view: RoundView, offset: int, w: int, centralize
                 else float(w * view.eta_w[run].sum() + view.eta_p[run].sum()))
     else:
         local = np.minimum(w - 1, fw)
-        need = ps_needed(w - local, *bandwidth)
+        need = np.ceil((w - local) * ratio - EPS).astype(np.int64)
         hosts = [s for s in range(n_servers) if need[s] <= fp[s] and need[s] <= qp]
         if not hosts:
             return None

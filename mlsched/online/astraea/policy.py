@@ -32,7 +32,7 @@ import numpy as np
 from mlsched.errors import UsageError
 from mlsched.instance.multi_tenant import MultiTenantInstance
 from mlsched.online.astraea.parameters import (
-    Constants, best_ideal_utility, constants, fitting_configurations, posted_prices, worker_cap)
+    Constants, best_ideal_utility, constants, fitting_configurations, posted_prices)
 from mlsched.online.astraea.placement import (
     CENTRAL_SERVER_RULES, MINCOSTC_COSTS, Candidate, JobShape, RoundView, best_candidate, job_shape)
 from mlsched.sim.multi_tenant_check import TenantSchedule, realized_utilities
@@ -108,7 +108,7 @@ class AstraeaRun:
                 "call_median_seconds": float(np.median(calls)), "call_p95_seconds": float(np.percentile(calls, 95))}
 
 
-class RoundState:
+class _Round:
     """The state of one round: allocations h, phase-1 quota use U, the pool a (Alg. 2 line 1)."""
 
     def __init__(self, instance: MultiTenantInstance, rho0: int, tau: int, theta: tuple[float, float]):
@@ -140,32 +140,19 @@ class RoundState:
         self.pool_w = (self.quota_w[:, None] - self.used_w).sum(axis=0)
         self.pool_p = (self.quota_p[:, None] - self.used_p).sum(axis=0)
 
-    def allocate(self, best: Candidate, owner: int, phase: int) -> slice:
-        """Raise h over the candidate's run (Alg. 3 line 14) and, in phase 1, the owner's quota use;
-        the run's columns."""
-        run = slice(best.offset - 1, best.offset - 1 + best.duration)
-        self.h_w[:, run] += best.y[:, None]
-        self.h_p[:, run] += best.z[:, None]
-        if phase == 1:
-            self.used_w[owner, run] += int(best.y.sum())
-            self.used_p[owner, run] += int(best.z.sum())
-        return run
-
 
 class Astraea:
     """Astraea's online mechanism; ``run(instance)`` gives an :class:`AstraeaRun`.
 
     Options (spec §8): ``lambda_mode`` ("fixed" or "theory"), ``lambda_fixed``, ``theta`` (a fixed
     (theta_w, theta_p), else §3.1's), ``theta_scale``, ``log_base`` of sigma, ``central_server_rule``,
-    ``mincostc_cost``, ``max_batches`` (L_max), ``cap_by_trace_gpus`` (astraea_cap_by_trace_gpus, A13:
-    W = 1..min(g_j^tr, D_j) instead of 1..D_j) and ``sharing`` (phase 2 on or off). The instance
-    carries ``time_origin`` and ``release_inclusive``.
+    ``mincostc_cost``, ``max_batches`` (L_max) and ``sharing`` (phase 2 on or off).
     """
 
     def __init__(self, *, lambda_mode: str = "fixed", lambda_fixed: int = 2, theta: tuple[float, float] | None = None,
                  theta_scale: float = 1.0, log_base: str = "e", central_server_rule: str = "best_fit",
-                 mincostc_cost: str = "per_slot", max_batches: int = 40, cap_by_trace_gpus: bool = False,
-                 sharing: bool = True, name: str = "astraea"):
+                 mincostc_cost: str = "per_slot", max_batches: int = 40, sharing: bool = True,
+                 name: str = "astraea"):
         if central_server_rule not in CENTRAL_SERVER_RULES:
             raise UsageError(f"central_server_rule must be one of {', '.join(CENTRAL_SERVER_RULES)}")
         if mincostc_cost not in MINCOSTC_COSTS:
@@ -176,7 +163,6 @@ class Astraea:
                         "theta_scale": theta_scale, "log_base": log_base}
         self.central_server_rule, self.mincostc_cost = central_server_rule, mincostc_cost
         self.max_batches, self.sharing, self.name = max_batches, sharing, name
-        self.cap_by_trace_gpus = cap_by_trace_gpus
 
     def configure(self, *, lambda_mode: str | None = None, theta_scale: float | None = None) -> None:
         """Override the rounds-per-batch mode or the theta scale after construction."""
@@ -187,7 +173,7 @@ class Astraea:
 
     def run(self, instance: MultiTenantInstance) -> AstraeaRun:
         tick = time.perf_counter()
-        fit = [fitting_configurations(instance, job, self.cap_by_trace_gpus) for job in instance.jobs]
+        fit = [fitting_configurations(instance, job) for job in instance.jobs]
         consts = constants(instance, fit, **self.options)
         n_jobs, n_tenants = instance.num_jobs, len(instance.tenants)
         record = AstraeaRun(
@@ -197,7 +183,7 @@ class Astraea:
             cost=np.zeros(n_jobs), payments=np.zeros((n_jobs, n_tenants)), shared={},
             dropped=[j for j, (job, configs) in enumerate(zip(instance.jobs, fit))
                      if best_ideal_utility(job, configs) <= 0], constants=consts, time_origin=instance.time_origin)
-        shapes = [job_shape(job, worker_cap(job, self.cap_by_trace_gpus)) for job in instance.jobs]
+        shapes = [job_shape(job) for job in instance.jobs]
         dropped = set(record.dropped)
         order = sorted((j for j in range(n_jobs) if j not in dropped),
                        key=lambda j: (instance.jobs[j].arrival, instance.jobs[j].owner, j))
@@ -223,7 +209,7 @@ class Astraea:
         left = list(jobs)
         admitted: set[int] = set()
         for i in range(1, lam + 1):
-            state = RoundState(instance, (lam + i - 1) * tau, tau, (consts.theta_w, consts.theta_p))
+            state = _Round(instance, (lam + i - 1) * tau, tau, (consts.theta_w, consts.theta_p))
             first = self._max_irev(state, shapes, left, 1, record)
             left = [j for j in left if j not in first]
             second: list[int] = []
@@ -238,17 +224,17 @@ class Astraea:
                 break
         return admitted
 
-    def _max_irev(self, state: RoundState, shapes: list[JobShape], jobs: list[int], phase: int,
+    def _max_irev(self, state: _Round, shapes: list[JobShape], jobs: list[int], phase: int,
                   record: AstraeaRun) -> list[int]:
         """A_maxIrev (Alg. 3): posted-price admission of ``jobs`` in order; the jobs admitted."""
         tick = time.perf_counter()
         instance = state.instance
-        bandwidth = (instance.worker_bandwidth, instance.ps_bandwidth)
+        ratio = instance.worker_bandwidth / instance.ps_bandwidth
         admitted = []
         for j in jobs:
             owner = instance.jobs[j].owner
             view = state.view(owner)
-            best = best_candidate(shapes[j], view, bandwidth=bandwidth, central_rule=self.central_server_rule,
+            best = best_candidate(shapes[j], view, bandwidth_ratio=ratio, central_rule=self.central_server_rule,
                                   mincostc_cost=self.mincostc_cost)
             if best is None:
                 continue
@@ -257,16 +243,20 @@ class Astraea:
         record.call_seconds.append(time.perf_counter() - tick)
         return admitted
 
-    def _admit(self, state: RoundState, j: int, owner: int, best: Candidate, view: RoundView, phase: int,
+    def _admit(self, state: _Round, j: int, owner: int, best: Candidate, view: RoundView, phase: int,
                record: AstraeaRun) -> None:
         """Commit the job's schedule, raise h (and the owner's quota use in phase 1), charge phase 2."""
-        run = state.allocate(best, owner, phase)
+        run = slice(best.offset - 1, best.offset - 1 + best.duration)
         workers, ps = int(best.y.sum()), int(best.z.sum())
+        state.h_w[:, run] += best.y[:, None]
+        state.h_p[:, run] += best.z[:, None]
         schedule = record.schedule
         schedule.start[j] = state.rho0 + best.offset
         schedule.workers[j], schedule.ps[j] = best.y, best.z
         record.phase[j], record.mu[j], record.ideal[j], record.cost[j] = phase, best.mu, best.value, best.cost
         if phase == 1:
+            state.used_w[owner, run] += workers
+            state.used_p[owner, run] += ps
             return
         payment = shared_payment(view.eta_w[run] * workers, view.eta_p[run] * ps,
                                  state.quota_w[:, None] - state.used_w[:, run],

@@ -38,11 +38,9 @@ def lie_profile(profile: Sequence[float], factor: float) -> tuple[float, ...]:
 
 def count_only(app: AppView, profile: Sequence[float] | None = None) -> bool:
     """Whether the app's rho, as it reports it (``profile``, default its true one), depends only on
-    its GPU count: the same speed on every GPU type, and no slowdown at any level or every job on
-    one GPU (level 0)."""
+    its GPU count: no slowdown at any level, or every job runs on one GPU (level 0)."""
     reported = app.app.profile if profile is None else profile
-    return (len(set(app.app.speed_of.values())) <= 1
-            and (all(s == 1.0 for s in reported) or all(j.cap == 1 for p in app.app.phases for j in p)))
+    return all(s == 1.0 for s in reported) or all(j.cap == 1 for p in app.app.phases for j in p)
 
 
 class Themis:
