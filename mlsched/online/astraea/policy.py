@@ -124,15 +124,18 @@ class RoundState:
         self.quota_w = np.array([t.workers for t in instance.tenants], dtype=np.int64)
         self.quota_p = np.array([t.ps for t in instance.tenants], dtype=np.int64)
 
-    def prices(self) -> tuple[np.ndarray, np.ndarray]:
-        return (posted_prices(self.theta[0], self.h_w.sum(axis=0), int(self.cap_w.sum())),
-                posted_prices(self.theta[1], self.h_p.sum(axis=0), int(self.cap_p.sum())))
+    def prices(self, cut: slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
+        """eta_w(t), eta_p(t) over the round's slots (or the ``cut`` of them)."""
+        return (posted_prices(self.theta[0], self.h_w[:, cut].sum(axis=0), int(self.cap_w.sum())),
+                posted_prices(self.theta[1], self.h_p[:, cut].sum(axis=0), int(self.cap_p.sum())))
 
-    def view(self, owner: int) -> RoundView:
-        eta_w, eta_p = self.prices()
-        return RoundView(free_w=self.cap_w[:, None] - self.h_w, free_p=self.cap_p[:, None] - self.h_p,
-                         quota_w=np.maximum(self.quota_w[owner] - self.used_w[owner], self.pool_w),
-                         quota_p=np.maximum(self.quota_p[owner] - self.used_p[owner], self.pool_p),
+    def view(self, owner: int, span: int | None = None) -> RoundView:
+        """What a job of ``owner`` sees of the round's first ``span`` slots (default: all)."""
+        cut = slice(0, self.tau if span is None else span)
+        eta_w, eta_p = self.prices(cut)
+        return RoundView(free_w=self.cap_w[:, None] - self.h_w[:, cut], free_p=self.cap_p[:, None] - self.h_p[:, cut],
+                         quota_w=np.maximum(self.quota_w[owner] - self.used_w[owner, cut], self.pool_w[cut]),
+                         quota_p=np.maximum(self.quota_p[owner] - self.used_p[owner, cut], self.pool_p[cut]),
                          eta_w=eta_w, eta_p=eta_p)
 
     def close_phase_one(self) -> None:
@@ -247,7 +250,7 @@ class Astraea:
         admitted = []
         for j in jobs:
             owner = instance.jobs[j].owner
-            view = state.view(owner)
+            view = state.view(owner, shapes[j].span(state.tau))
             best = best_candidate(shapes[j], view, bandwidth=bandwidth, central_rule=self.central_server_rule,
                                   mincostc_cost=self.mincostc_cost)
             if best is None:
