@@ -15,6 +15,7 @@ ranges [10, 100] and [1, 100]).
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -51,6 +52,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         rows = [measure(kind, args.seeds, args.workers, Path(tmp)) for kind in args.executors]
     serial = next((r for r in rows if r["executor"] == "serial"), None)
+    print(f"load average (1, 5, 15 min) at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on "
+          f"{os.cpu_count()} cores")
     print(f"{'executor':<10} {'workers':>7} {'cells':>5} {'ok':>4} {'wall s':>8} {'coord cpu s':>11} "
           f"{'cells wall s':>12} {'cells cpu s':>11} {'cells/s':>8} {'speed-up':>8} {'overhead ms/cell':>16}")
     for r in rows:

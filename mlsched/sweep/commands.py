@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -73,10 +74,16 @@ def _sweep(args: argparse.Namespace) -> int:
         return 0
     if not args.output:
         raise UsageError("sweep: -o RESULTS is required (a directory; --dry-run needs none)")
-    signal.signal(signal.SIGTERM, _interrupt)   # a batch system's stop: like Ctrl-C, stored cells stay
-    frame = sweep(spec, results=args.output, executor=args.executor, workers=args.workers, scheduler=args.scheduler,
-                  scheduler_file=args.scheduler_file, cell_time_limit=args.cell_time_limit, retries=args.retries,
-                  force=args.force, progress=not args.quiet)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupt) if main_thread else None   # a batch system's stop
+    try:
+        frame = sweep(spec, results=args.output, executor=args.executor, workers=args.workers,
+                      scheduler=args.scheduler, scheduler_file=args.scheduler_file,
+                      cell_time_limit=args.cell_time_limit, retries=args.retries, force=args.force,
+                      progress=not args.quiet)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
     summary = frame.attrs["summary"]
     print(f"{summary.line()}; {len(frame)} rows in {args.output}")
     if summary.interrupted:
