@@ -3,7 +3,7 @@
 thresholded sampled oracle's gains against 2V(eps0 + gamma + zeta), and accounting invariants.
 
     python tools/sow_properties.py [--agents 2500] [--runs 1000] [--sampled-agents 250] [--oracle-seeds 3]
-                                   [--quick]
+                                   [--sections accounting births bundles exact sampled]
 
 Times are CPU seconds (time.process_time).
 """
@@ -163,21 +163,22 @@ def bundle_fills(runs: int) -> None:
           flush=True)
 
 
+SECTIONS = ("accounting", "births", "bundles", "exact", "sampled")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=2500, help="per menu and signal, exact oracle")
     parser.add_argument("--sampled-agents", type=int, default=250, help="per eps0, sampled oracle")
     parser.add_argument("--oracle-seeds", type=int, default=3, help="oracle streams averaged per sampled gain")
     parser.add_argument("--runs", type=int, default=1000)
-    parser.add_argument("--quick", action="store_true", help="accounting, Lemma 3.1 and bundle fills only")
+    parser.add_argument("--sections", nargs="+", default=list(SECTIONS), choices=SECTIONS)
     args = parser.parse_args()
-    accounting(args.runs)
-    later_births(args.runs)
-    bundle_fills(args.runs)
-    if args.quick:
-        return
-    exact_truthfulness(args.agents)
-    sampled_truthfulness(args.sampled_agents, args.oracle_seeds)
+    run = {"accounting": lambda: accounting(args.runs), "births": lambda: later_births(args.runs),
+           "bundles": lambda: bundle_fills(args.runs), "exact": lambda: exact_truthfulness(args.agents),
+           "sampled": lambda: sampled_truthfulness(args.sampled_agents, args.oracle_seeds)}
+    for section in args.sections:
+        run[section]()
 
 
 if __name__ == "__main__":
