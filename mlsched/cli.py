@@ -250,14 +250,7 @@ def _slot_fraction(text: str) -> float:
     return value
 
 
-def _nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {text!r}")
-    return value
+_nonnegative_int = _whole_number(0)
 
 
 def _unit_interval(text: str) -> float:

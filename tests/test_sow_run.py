@@ -322,3 +322,30 @@ def test_later_births_change_nothing_before_them_with_bundles_t5() -> None:
         for x, y in zip(a.jobs, b.jobs[:6], strict=True):
             assert (x.plan, x.start, x.status, x.completion, x.payment, x.max_estimate) == (
                 y.plan, y.start, y.status, y.completion, y.payment, y.max_estimate)
+
+
+def test_report_figures_bound_interval_and_price_trajectory() -> None:
+    from mlsched.sow_metrics import price_trajectory, ratio_bound, ratio_interval
+
+    # Theorem 4.1's bound alpha (1 + delta) / ((1 - B_evict)(1 - B_switch)); vacuous once B_evict >= 1
+    assert ratio_bound({"alpha_3": 10.0, "delta": 0.2, "b_evict": 0.1, "b_switch": 0.05}) == pytest.approx(
+        10 * 1.2 / (0.9 * 0.95))
+    assert ratio_bound({"alpha_e": 4.0, "delta": 0.1, "b_evict": 0.0, "b_switch": 0.0}) == pytest.approx(4.4)
+    assert ratio_bound({"alpha_3": 10.0, "delta": 0.2, "b_evict": 1.5, "b_switch": 0.05}) == math.inf
+    assert math.isnan(ratio_bound({}))
+    # the delta-method interval: a point when enumerated; around the ratio of means when drawn
+    opt, welfare = np.array([2.0, 4.0, 3.0, 5.0]), np.array([1.0, 4.0, 2.0, 5.0])
+    weights = np.full(4, 0.25)
+    point = ratio_interval(opt, welfare, weights, exact=True)
+    assert point["ratio_ci_low"] == point["ratio_ci_high"] == pytest.approx(14 / 12)
+    drawn = ratio_interval(opt, welfare, weights, exact=False)
+    resid = (opt - 14 / 12 * welfare) / 3.0
+    half = 1.96 * math.sqrt(np.mean((resid - resid.mean()) ** 2) / 4)
+    assert drawn["ratio_ci_low"] == pytest.approx(14 / 12 - half) and drawn["ratio_ci_high"] == pytest.approx(14 / 12 + half)
+    # T3's trajectory: usage 4 at rounds 2 and 3, p(4) = 4, the other rounds at L = 0.25
+    inst, mech = t3_instance(), SowMechanism(eps=0.2)
+    out = run_sow(inst, mech).outcomes[0]
+    table = price_trajectory(mech, inst, out)
+    assert list(table.columns) == ["round", "relaxed_usage", "unit_price", "load"]
+    assert table.unit_price[2] == table.unit_price[3] == pytest.approx(4.0) and table.unit_price[5] == 0.25
+    assert table.load[2] == table.load[3] == 4

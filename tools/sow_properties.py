@@ -3,7 +3,7 @@
 thresholded sampled oracle's gains against 2V(eps0 + gamma + zeta), and accounting invariants.
 
     python tools/sow_properties.py [--agents 2500] [--runs 1000] [--sampled-agents 250] [--oracle-seeds 3]
-                                   [--quick]
+                                   [--sections accounting births bundles exact sampled]
 
 Times are CPU seconds (time.process_time).
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -35,18 +36,26 @@ def small(seed: int, signal: str) -> SowInstance:
                     signal=signal)
 
 
+def gains_over_instances(agents: int, gains: Callable[[int], pd.DataFrame]) -> tuple[pd.DataFrame, int]:
+    """``gains(seed)`` for seed = 0, 1, ... until the tables hold ``agents`` agents; (table, instances)."""
+    tables: list[pd.DataFrame] = []
+    while sum(len(t) for t in tables) < agents:
+        tables.append(gains(len(tables)))
+    return pd.concat(tables, ignore_index=True), len(tables)
+
+
 def exact_truthfulness(agents: int) -> None:
     """Every T9 misreport of every agent, the exact oracle, no threshold: per menu and signal."""
     for signal in ("l", "const"):
         for menu, options in MENUS.items():
             tick = time.process_time()
-            tables, seed = [], 0
-            while sum(len(t) for t in tables) < agents:
-                price = {"unit_price": (0.5, 1.0, 2.0)[seed % 3]} if menu == "fixed" else {}
+
+            def exact(seed: int, options: dict = options) -> pd.DataFrame:
+                price = {"unit_price": (0.5, 1.0, 2.0)[seed % 3]} if options.get("menu") == "fixed" else {}
                 mech = SowMechanism(oracle="exact", eps=0.05, eps0=0.0, **options, **price)
-                tables.append(gain_table([small(10_000 + seed, signal)], mech))
-                seed += 1
-            table = pd.concat(tables, ignore_index=True)
+                return gain_table([small(10_000 + seed, signal)], mech)
+
+            table, seed = gains_over_instances(agents, exact)
             gained = table[table.gain > GAIN_TOLERANCE]
             kinds = Counter(k.split()[0] for k in gained.kind)
             worst = table.loc[table.gain.idxmax()]
@@ -63,11 +72,8 @@ def sampled_truthfulness(agents: int, seeds: int) -> None:
     for eps0 in (0.1, 0.25):
         tick = time.process_time()
         mech = SowMechanism(eps=0.2, eps0=eps0)
-        tables, seed = [], 0
-        while sum(len(t) for t in tables) < agents:
-            tables.append(gain_table([small(20_000 + seed, "l")], mech, seeds=range(seeds)))
-            seed += 1
-        table = pd.concat(tables, ignore_index=True)
+        table, _ = gains_over_instances(
+            agents, lambda seed, mech=mech: gain_table([small(20_000 + seed, "l")], mech, seeds=range(seeds)))
         worst = table.loc[table.gain.idxmax()]
         print(f"sampled oracle (M = {mech.reduction(small(20_000, 'l')).samples}, {seeds} oracle streams), "
               f"eps0 = {eps0}: {len(table)} agents, {int(table.misreports.sum())} misreports, largest gain "
@@ -157,21 +163,22 @@ def bundle_fills(runs: int) -> None:
           flush=True)
 
 
+SECTIONS = ("accounting", "births", "bundles", "exact", "sampled")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=2500, help="per menu and signal, exact oracle")
     parser.add_argument("--sampled-agents", type=int, default=250, help="per eps0, sampled oracle")
     parser.add_argument("--oracle-seeds", type=int, default=3, help="oracle streams averaged per sampled gain")
     parser.add_argument("--runs", type=int, default=1000)
-    parser.add_argument("--quick", action="store_true", help="accounting, Lemma 3.1 and bundle fills only")
+    parser.add_argument("--sections", nargs="+", default=list(SECTIONS), choices=SECTIONS)
     args = parser.parse_args()
-    accounting(args.runs)
-    later_births(args.runs)
-    bundle_fills(args.runs)
-    if args.quick:
-        return
-    exact_truthfulness(args.agents)
-    sampled_truthfulness(args.sampled_agents, args.oracle_seeds)
+    run = {"accounting": lambda: accounting(args.runs), "births": lambda: later_births(args.runs),
+           "bundles": lambda: bundle_fills(args.runs), "exact": lambda: exact_truthfulness(args.agents),
+           "sampled": lambda: sampled_truthfulness(args.sampled_agents, args.oracle_seeds)}
+    for section in args.sections:
+        run[section]()
 
 
 if __name__ == "__main__":

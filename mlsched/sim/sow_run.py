@@ -12,7 +12,6 @@ means (E[OPT] / E[W]).
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any

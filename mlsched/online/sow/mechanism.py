@@ -256,7 +256,11 @@ class _Run:
         if self.mech.oracle == "none" or not active:
             return table
         futures = [self._residual(i, tau) for i in active]
-        if self.mech.oracle == "exact":
+        loading = [k for k, f in enumerate(futures) if any(start is not None for _, start, _ in f)]
+        if not loading:     # no earlier job can still load a round: every estimate is 0
+            return table
+        active, futures = [active[k] for k in loading], [futures[k] for k in loading]   # the others add 0 load
+        if self.mech.oracle == "exact" or all(len(f) == 1 for f in futures):   # one future: M equal samples
             if np.prod([len(f) for f in futures], dtype=float) > MAX_EXACT_FUTURES:
                 raise UsageError(f"the exact oracle would enumerate more than {MAX_EXACT_FUTURES} futures; "
                                  "use oracle='sampled'")
@@ -268,7 +272,7 @@ class _Run:
         span = inst.window + inst.max_duration
         loads = load_paths(widths, starts, durs, tau, tau + span, inst.capacity)
         tables = np.stack([failure_table(loads, weights, d, inst.capacity, inst.max_duration)
-                           for d in range(1, max(inst.d_max, width) + 1)])
+                           for d in range(1, width + 1)])
         closed = threshold_closure(tables, self.red.threshold)[width - 1]
         rows = min(span, self.rounds - tau)
         table[tau:tau + rows] = closed[:rows]
