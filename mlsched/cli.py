@@ -1,8 +1,9 @@
 """The ``mlsched`` command: validate, solve, run, compare, study, sweep, plot and generate instances.
 
-Bad input (an invalid file, an unknown algorithm, an existing output file without --force)
-prints one line per problem on stderr and exits 2. Ctrl-C during compare or study prints what
-finished and exits 130.
+Bad input (an invalid file, an unknown algorithm, an existing output file without --force, an
+instance too large for the machine's memory) prints one line per problem on stderr and exits 2.
+Ctrl-C prints what finished (compare, study) and exits 130; the command starts in
+:mod:`mlsched.entry`, which keeps Ctrl-C quiet while the modules load.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except MemoryError as exc:   # a size no documented limit caught: still one line, not a traceback
+        print(f"{getattr(args, 'file', None) or 'mlsched'}: out of memory in `mlsched {args.command}`"
+              f"{f' ({exc})' if str(exc) else ''}; the instance is too large for this machine", file=sys.stderr)
+        return EXIT_USAGE
     except BrokenPipeError:
         return 0
 

@@ -4,9 +4,9 @@
 trusts neither the file nor the solvers:
 
 - The file must declare a model (an ``.lp`` file opens with its objective sense, an ``.mps`` file
-  with a NAME, ROWS or OBJSENSE section), HiGHS must read it, its objective must be linear, and
-  every cost and matrix coefficient must be a number below the solvers' infinity (1e20; HiGHS
-  reads larger ones as infinite) with no NaN bound. Anything else is a :class:`UsageError`: one
+  with a NAME, ROWS or OBJSENSE section), HiGHS must read it, its names must be UTF-8 text, its
+  objective must be linear, and every cost and matrix coefficient must be a number below the
+  solvers' infinity (1e20; HiGHS reads larger ones as infinite) with no NaN bound. Anything else is a :class:`UsageError`: one
   line naming the file (exit 2 in the CLI), before any solve.
 - HiGHS solves it (default options, zero MIP gaps) and, with ``verify``, the independent solver
   of :func:`mlsched.solve.solve_lp_file` too, each within its share of one time limit.
@@ -86,7 +86,12 @@ def read_model_file(source: Path, time_limit: float | None) -> Any:
         raise UsageError(f"{source}: HiGHS cannot read this model file")
     if h.getModel().hessian_.dim_ > 0:
         raise UsageError(f"{source}: the objective is quadratic; mlsched solves linear and integer-linear model files")
-    problem = _number_problem(h.getLp())
+    lp = h.getLp()
+    try:
+        columns, rows = list(lp.col_names_), list(lp.row_names_)
+    except UnicodeDecodeError:   # HiGHS takes any bytes as a name
+        raise UsageError(f"{source}: a column or row name is not UTF-8 text") from None
+    problem = _number_problem(lp, columns, rows)
     if problem:
         raise UsageError(f"{source}: {problem}")
     return h
@@ -131,10 +136,9 @@ def _first_word(source: Path) -> str | None:
     return None
 
 
-def _number_problem(lp: Any) -> str | None:
+def _number_problem(lp: Any, names: list[str], rows: list[str]) -> str | None:
     """The first coefficient or bound a solver cannot take, described; None when all are usable."""
     usable = "coefficients must be finite numbers below 1e20 in magnitude"
-    names = lp.col_names_
     cost = np.asarray(lp.col_cost_, dtype=float)
     bad = np.flatnonzero(~(np.abs(cost) < SOLVER_INF))
     if bad.size:
@@ -145,14 +149,14 @@ def _number_problem(lp: Any) -> str | None:
     bad = np.flatnonzero(~(np.abs(value) < SOLVER_INF))
     if bad.size:
         column = names[int(np.searchsorted(start, bad[0], side="right") - 1)]
-        row = lp.row_names_[int(np.asarray(lp.a_matrix_.index_)[bad[0]])]
+        row = rows[int(np.asarray(lp.a_matrix_.index_)[bad[0]])]
         return f"coefficient of {column} in row {row} is {_described(value[bad[0]])}; {usable}"
     for side, what in (("col_lower_", "lower bound"), ("col_upper_", "upper bound"),
                        ("row_lower_", "lower side"), ("row_upper_", "upper side")):
         bound = np.asarray(getattr(lp, side), dtype=float)
         bad = np.flatnonzero(np.isnan(bound) | (bound == (np.inf if what.startswith("lower") else -np.inf)))
         if bad.size:
-            where = (names if side.startswith("col") else lp.row_names_)[bad[0]]
+            where = (names if side.startswith("col") else rows)[bad[0]]
             return f"{what} of {where} is {_described(bound[bad[0]])}"
     return None
 

@@ -266,7 +266,11 @@ def _cross_certify(built: Built, report: SolveReport, time_limit: float | None) 
         lp = Path(tmp) / "model.lp"
         _, symbol_map_id = built.model.write(str(lp), io_options={"symbolic_solver_labels": True})
         symbol_map = built.model.solutions.symbol_map[symbol_map_id]
-        other = solve_lp_file(lp, time_limit)
+        try:
+            other = solve_lp_file(lp, time_limit)
+        except UsageError:   # the verifier cannot read what Pyomo wrote (coefficients beyond its infinity)
+            other = FileSolve(Status.ERROR, None, None, "scip" if scip_available() else "highs(presolve off)", {},
+                              message="cannot read the model")
         if other.status is not Status.OPTIMAL and other.status is not Status.FEASIBLE:
             contradicts = other.status in NO_FINITE_OPTIMUM
             return replace(report, status=Status.DISAGREE if contradicts else report.status, verified=False,
@@ -411,17 +415,28 @@ def scip_file_solve(path: Path, time_limit: float | None) -> FileSolve:
 
     model = pyscipopt.Model()
     model.hideOutput()
-    try:
-        with _silenced(2):   # SCIP prints its parser's complaints on stderr
+    with _silenced(2) as said:   # SCIP prints its parser's complaints on stderr
+        try:
             model.readProblem(str(path))
-    except OSError:
-        raise UsageError(f"{path}: SCIP cannot read this model file") from None
+            read = True
+        except OSError:
+            read = False
+    if not read:
+        raise UsageError(f"{path}: SCIP cannot read this model file{_first_error(said)}")
     model.setParam("limits/gap", 0.0)
     model.setParam("limits/absgap", 0.0)
     if time_limit is not None:
         model.setParam("limits/time", float(time_limit))
-    with _silenced(1):   # SCIP announces a caught Ctrl-C on stdout, which would corrupt --json output
-        model.optimize()
+    # a caught Ctrl-C is announced on stdout (which would corrupt --json output), errors on stderr
+    with _silenced(1), _silenced(2) as said:
+        try:
+            model.optimize()
+            solved = True
+        except Exception:   # pyscipopt raises a bare Exception for SCIP's error codes
+            solved = False
+            del model   # freed here, where its complaints about the aborted solve stay silent
+    if not solved:
+        raise UsageError(f"{path}: SCIP rejects the model's data{_first_error(said)}")
     status = model.getStatus()
     if status == "userinterrupt":  # SCIP caught the user's Ctrl-C: an interrupt, not a result
         raise KeyboardInterrupt
@@ -497,18 +512,30 @@ class ArrayProgram:
 
 
 @contextmanager
-def _silenced(fd: int) -> Iterator[None]:
-    """The process's file descriptor ``fd`` (1 stdout, 2 stderr) sent to the null device meanwhile:
-    solver libraries print from C, past Python's sys.stdout and sys.stderr."""
+def _silenced(fd: int) -> Iterator[list[str]]:
+    """The process's file descriptor ``fd`` (1 stdout, 2 stderr) diverted meanwhile: solver
+    libraries print from C, past Python's sys.stdout and sys.stderr. What they wrote is appended
+    to the yielded list once the block ends."""
     (sys.stdout if fd == 1 else sys.stderr).flush()
+    said: list[str] = []
     saved = os.dup(fd)
-    try:
-        with open(os.devnull, "w") as sink:
-            os.dup2(sink.fileno(), fd)
-            yield
-    finally:
-        os.dup2(saved, fd)
-        os.close(saved)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), fd)
+        try:
+            yield said
+        finally:
+            os.dup2(saved, fd)
+            os.close(saved)
+            sink.seek(0)
+            said.append(sink.read().decode("utf-8", "replace"))
+
+
+def _first_error(said: list[str]) -> str:
+    """`` (what SCIP's first ERROR line says)``, or nothing."""
+    for line in "".join(said).splitlines():
+        if "ERROR:" in line:
+            return f" ({line.split('ERROR:', 1)[1].strip()})"
+    return ""
 
 
 _BANNER_SHOWN = False
