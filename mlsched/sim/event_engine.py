@@ -367,14 +367,15 @@ class EventEngine:
     def _split(self, s: _AppState, gpus: list[int]) -> tuple[list[frozenset[int]], frozenset[int]]:
         """GPU set per job of the current phase, and the GPUs used."""
         jobs = s.phase_jobs()
-        alive = [j for j in range(len(jobs)) if s.remaining[j] > 0]
+        alive = np.flatnonzero(s.remaining > 0).tolist()
         sets: list[frozenset[int]] = [frozenset()] * len(jobs)
         if len(gpus) >= len(alive):
             counts = split([float(s.remaining[j]) for j in alive], [jobs[j].cap for j in alive], len(gpus))
             for j, chosen in zip(alive, assign(gpus, counts, self.instance.topology)):
                 sets[j] = frozenset(chosen)
         else:   # LPT: the jobs with the most remaining work run, one GPU each
-            longest = sorted(alive, key=lambda j: (-s.remaining[j], j))[: len(gpus)]
+            order = np.argsort(-s.remaining[alive], kind="stable")     # ties by job index
+            longest = [alive[j] for j in order[: len(gpus)].tolist()]
             for j, g in zip(longest, gpus):
                 sets[j] = frozenset([g])
         used = frozenset().union(*sets)
