@@ -127,11 +127,14 @@ def _parser() -> argparse.ArgumentParser:
     gt = gsub.add_parser("themis", help="Themis workloads W1/W2 from the Philly trace (spec §5.3)")
     gt.add_argument("--workload", default="W1", choices=("W1", "W2"))
     gt.add_argument("--gpus", type=int, help="GPUs of a testbed-like cluster (default 64, or the --cluster's count)")
-    gt.add_argument("--cluster", choices=("testbed64", "sim_hetero", "sim_256", "truth64"))
+    gt.add_argument("--cluster", choices=("testbed64", "sim_hetero", "sim_256", "truth64", "gavel108"))
     gt.add_argument("--seed", type=int, default=0)
     gt.add_argument("--load", type=float, default=1.0, help="keep probability min(1, load * gpus / 156)")
     gt.add_argument("--p-net", type=float, default=0.5, help="share of network-intensive apps")
-    gt.add_argument("--trace", metavar="PATH", help="Philly job CSV (default: the shipped sample)")
+    gt.add_argument("--trace", metavar="PATH", help="Philly job CSV or Gavel trace (default: the shipped copy)")
+    gt.add_argument("--trace-format", default="philly", choices=("philly", "gavel"),
+                    help="philly: W1/W2 from the Philly CSV; gavel: one app per job of a Gavel trace on a "
+                         "Gavel-like cluster (default gavel108; --workload, --load, --p-net, --seed do not apply)")
     gt.add_argument("--apps", type=_positive_int, metavar="N",
                     help="keep only the first N apps by arrival (default all: a full W1 has about 1,400)")
     gt.add_argument("--start", type=_nonnegative_float, default=0.0, metavar="S",
@@ -496,6 +499,11 @@ def _generate_themis(args: argparse.Namespace) -> int:
     from mlsched.instance.generators.themis import generate_themis
 
     _refuse_overwrite(args.output, args.force)
+    if args.trace_format == "gavel":
+        from mlsched.instance.generators.gavel import generate_gavel
+
+        inst = generate_gavel(trace=args.trace, cluster=args.cluster, gpus=args.gpus, apps=args.apps, start=args.start)
+        return _save_generated(inst, args)
     inst = generate_themis(workload=args.workload, gpus=args.gpus, seed=args.seed, load=args.load, p_net=args.p_net,
                            trace=args.trace, cluster=args.cluster, apps=args.apps, start=args.start)
     return _save_generated(inst, args)

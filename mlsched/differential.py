@@ -5,7 +5,8 @@ independently of the formulation. Counts agreements and disagreements by kind.
 Programs covered: OASiS OPT_paper and OPT_chunk, Astraea's P-OFF (admission and all-jobs; its LP
 relaxation and UB-POOL must stay above the brute force), the Themis Nash-social-welfare auction and
 the SoW hindsight ILP H (HiGHS, SCIP, brute force; for ILP H also the presolve-off array path mlsched's
-E[H] uses), and the OgaSched linear hindsight program and the SoW relaxations LP-R, LP-RP, LP-E
+E[H] uses; for the auction also its persistent-model and fresh-program paths, whose allocations and
+payments must match), and the OgaSched linear hindsight program and the SoW relaxations LP-R, LP-RP, LP-E
 (cvxpy/Clarabel against the Pyomo LP in HiGHS; a continuous program has no finite enumeration, so
 there the two solvers check each other, and the SoW benchmark inequalities (B1)-(B4) must hold around
 them). A disagreement is kept with
@@ -141,9 +142,12 @@ def _themis_auction(case: tuple[list[Bidder], list[int]]) -> tuple[Answers, floa
     verified = solve(themis.build_pf(tables, themis.log_values(tables), offered), verify=True)
     truth, _ = bruteforce.themis_pf([b.rho for b in bidders], [b.unmet for b in bidders], offered)
     auction = themis.pa_auction(tables, offered, lp_bound=False)   # the direct-HiGHS path the rounds use
+    fresh = themis.pa_auction(tables, offered, lp_bound=False, solves="fresh")   # the original path, the oracle
+    same = auction.rows == fresh.rows and all(abs(a - b) <= 1e-9 for a, b in zip(auction.payments, fresh.payments))
     return {"highs": highs.objective if highs.status is Status.OPTIMAL else None, "scip": verified.verifier_objective,
             "mlsched-verified": verified.objective if verified.status in (Status.OPTIMAL, Status.DISAGREE) else None,
-            "mlsched-auction": auction.phi_star}, truth
+            "mlsched-auction": auction.phi_star, "mlsched-auction-fresh": fresh.phi_star,
+            "mlsched-auction-same-allocation-and-payments": auction.phi_star if same else None}, truth
 
 
 def random_tenant_instance(rng: np.random.Generator) -> MultiTenantInstance:

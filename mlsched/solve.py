@@ -581,14 +581,15 @@ def settle_crossed_bound(sense: str, objective: float, bound: float) -> float:
     return bound
 
 
-def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, presolve: bool = True,
-                 start: np.ndarray | None = None) -> SolveReport:
-    """Solve an :class:`ArrayProgram` with HiGHS (gaps 0); ``schedule`` holds the solution vector.
-    ``start`` is a feasible solution handed to HiGHS as its first incumbent."""
+def load_arrays(program: ArrayProgram, *, time_limit: float | None = None, presolve: bool = True,
+                **options: Any) -> Any:
+    """A silent HiGHS instance (zero gaps, extra HiGHS ``options``) holding ``program``, for
+    :func:`solve_arrays` and for callers that re-solve one program with changed bounds."""
     import highspy
 
-    tick = time.perf_counter()
     h = exact_highs(time_limit, presolve=presolve)
+    for name, value in options.items():
+        h.setOptionValue(name, value)
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = len(program.cost), len(program.row_lower)
     lp.col_cost_, lp.col_lower_, lp.col_upper_ = program.cost, program.col_lower, program.col_upper
@@ -599,6 +600,17 @@ def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, pres
     if program.integer:
         lp.integrality_ = [highspy.HighsVarType.kInteger] * lp.num_col_
     h.passModel(lp)
+    return h
+
+
+def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, presolve: bool = True,
+                 start: np.ndarray | None = None) -> SolveReport:
+    """Solve an :class:`ArrayProgram` with HiGHS (gaps 0); ``schedule`` holds the solution vector.
+    ``start`` is a feasible solution handed to HiGHS as its first incumbent."""
+    import highspy
+
+    tick = time.perf_counter()
+    h = load_arrays(program, time_limit=time_limit, presolve=presolve)
     if start is not None:
         initial = highspy.HighsSolution()
         initial.col_value = list(map(float, start))

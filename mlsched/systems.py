@@ -118,6 +118,7 @@ def _ogasched() -> System:
 
 
 def _themis() -> System:
+    from mlsched.baselines.gavel_ftf import GavelFTF
     from mlsched.baselines.greedy_rounds import THEMIS_BASELINES
     from mlsched.exact import THEMIS_SLOT, THEMIS_VARIANTS, exact_themis
     from mlsched.formulations import themis_offline
@@ -134,8 +135,10 @@ def _themis() -> System:
                                                                                THEMIS_SLOT)))
         return row
 
-    def run(instance: Any, policy: Any, *, lease: float = SimOptions.lease,
+    def run(instance: Any, policy: Any, *, lease: float | None = None,
             restart_overhead: float = SimOptions.restart_overhead) -> Any:
+        if lease is None:   # a round-based policy's own round length (gavel-ftf: 360 s), else the lease
+            lease = getattr(policy, "default_lease", SimOptions.lease)
         return simulate(instance, policy, SimOptions(lease=lease, restart_overhead=restart_overhead))
 
     def build(instance: Any, *, variant: str = "o1", relax: bool = False) -> Built:
@@ -147,6 +150,7 @@ def _themis() -> System:
         "themis-uncapped": partial(Themis, cap_participants=False),
         "themis-running": partial(Themis, current_rho="running")}
     algorithms.update(THEMIS_BASELINES)
+    algorithms["gavel-ftf"] = GavelFTF
     return System(name="themis", family="themis", variants=THEMIS_VARIANTS, algorithms=algorithms,
                   default_algorithms=("themis", *THEMIS_BASELINES), score_name="max_rho", exact=exact_themis,
                   run=run, evaluate=evaluate, build=build, relaxable=True, minimize=True,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 STORE = ROOT / "tests" / "data" / "themis-run-fingerprints.json"
-POLICIES = ("themis", "themis-floor", "themis-uncapped", "themis-running",
+POLICIES = ("themis", "themis-floor", "themis-uncapped", "themis-running", "gavel-ftf",
             "gandiva", "tiresias", "optimus", "slaq", "srtf", "srsf")
 
 

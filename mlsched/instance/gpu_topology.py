@@ -39,7 +39,10 @@ class GpuTopology:
         return len(self.gpu_table)
 
     def machine_of(self, gpu: int) -> int:
-        return int(self.gpu_table[gpu, 1])
+        return self._places[1][gpu]
+
+    def rack_of(self, gpu: int) -> int:
+        return self._places[0][gpu]
 
     @property
     def typed(self) -> bool:

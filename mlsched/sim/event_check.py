@@ -108,8 +108,9 @@ def _jobs(run: ThemisRun, by_app_gpu: dict[tuple[int, int], list[tuple[float, fl
         expected = slowdown(app.profile, iv.gpus, inst.topology)
         if not math.isclose(iv.slowdown, expected):
             out.append(f"{label} runs with slowdown {iv.slowdown}, its placement gives {expected}")
-        if iv.gpus and iv.speed != speed(app.speed_of, iv.gpus, inst.topology):
-            out.append(f"{label} runs at speed {iv.speed}, its GPU types give {speed(app.speed_of, iv.gpus, inst.topology)}")
+        rate = speed(app.speed_of, iv.gpus, inst.topology) if iv.gpus else 1.0
+        if iv.speed != rate:
+            out.append(f"{label} runs at speed {iv.speed}, its GPU types give {rate}")
         for g in iv.gpus:
             if not _covered(held.get((iv.app, g), ([], [])), iv.start, iv.end):
                 out.append(f"{label} runs on GPU {g} over [{iv.start}, {iv.end}] without holding it")

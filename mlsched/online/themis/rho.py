@@ -143,3 +143,9 @@ def view_rho(view: AppView, topology: GpuTopology, bundle: frozenset[int] = froz
     if key not in view.memo:
         view.memo[key] = rho(estimate(view, profile), sorted(gpus), topology)
     return view.memo[key]  # type: ignore[return-value]
+
+
+def surely_finite(view: AppView, bundle: frozenset[int] = frozenset()) -> bool:
+    """Whether rho_i(H_i U bundle) is finite without computing it: some GPU, and a positive speed on
+    every GPU type (then every job's rate is positive)."""
+    return bool(view.holdings or bundle) and all(v > 0 for v in view.app.speed_of.values())
