@@ -1,110 +1,148 @@
-"""The §8 report of the truthful SoW spec, scaled down (the paper has no experiments to match).
+"""The §8 protocol of the truthful SoW spec (the paper has no experiments: these are measurements).
 
-For each configuration: E[W] of the adversarial mechanism (LIFO), its FIFO-eviction variant and the
-greedy baseline, E[OPT] = E[H] over the same realizations, the ratio of means E[OPT] / E[W] with a
-95% interval (paired delta method), eviction / cancellation / switched rates, W_R, and the bounds
-(alpha_3, B_evict) with whether the capacity conditions hold.
+Per configuration (variant x C x d_max x eps x signal): one generated instance (``--jobs`` jobs with
+at most ``--support`` (a, l) points per SoW, D = 3, Delta = 6, V = 8, ``--load``; stochastic: two SoWs
+per job), its realizations (enumerated up to 20,000, else ``--samples`` paired draws, 2,000 by default) and, over the same realizations, E[OPT] = E[H], LP-R(C) (fixed
+SoWs), LP-E(C), and per algorithm E[W], E[OPT] / E[W] with its 95% interval, Theorem 4.1's bound
+(alpha (1 + delta) / ((1 - B_evict)(1 - B_switch)), alpha = alpha_3 or alpha_E) and whether the
+capacity conditions hold, eviction / cancellation rates (split by switched and non-switched jobs)
+against B_evict, the switched fraction against B_switch, the largest per-round overload frequency
+against eta, W_R - E[W], revenue, utilization, kappa, the FUA loss and bundle fills. Algorithms:
+the mechanism (``sow-adversarial``, or ``sow-stochastic`` on the stochastic variant) and the
+baselines ``sow-fifo``, ``sow-evict-all``, ``greedy``, ``reservation`` (the stochastic variant also
+runs ``sow-adversarial``). A configuration whose FUA does not fit C_E (§6.2) is reported as not run.
 
-    python benchmarks/sow_reproduction.py [--jobs 40] [--samples 200] [--eps-samples 200] [--seeds 1]
-                                          [--csv out.csv]
+Truthfulness (§8 item 4) is measured on small instances (4 jobs, C in {4, 5, 6}, d_max = 2, D = 3,
+Delta = 4: about 60% of the jobs complete, against 15-35% at C <= 3) per eps and signal: every T9 misreport of every agent under the sampled oracle with
+threshold eps0 = eps / 2, averaged over ``--oracle-seeds`` streams, against 2V(eps0 + gamma + zeta).
 
-Grid: C in {2, 4, 8, 16, 32, 64} x d_max in {1, 2} x signal in {l, const} at eps = 0.2; eps in {0.05,
-0.1} at C = 16, d_max = 2, sigma = l (``--eps-samples`` realizations: the oracle draws M ~ 1/eps^2
-futures per birth); the stochastic variant (sigma = l) over the same C x d_max.
+    python benchmarks/sow_reproduction.py [--jobs 8] [--support 2] [--samples 2000] [--capacities 2 4 8 16 32 64]
+        [--dmax 1 2] [--eps 0.05 0.1 0.2] [--signals l const] [--variants adversarial stochastic]
+        [--algorithms ...] [--load 1] [--truth-instances 2] [--oracle-seeds 2] [--csv rows.csv]
+        [--truth-csv gains.csv]
+
+Times are CPU seconds (time.process_time) beside wall seconds.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import time
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from mlsched.baselines.sow import GreedyStart
+from mlsched.baselines.sow import GreedyStart, UpFrontReservation
 from mlsched.errors import UsageError
 from mlsched.exact import exact_sow
-from mlsched.instance.generators.sow import generate_sow
+from mlsched.instance.generators.sow import generate_sow, tiny_sow
 from mlsched.online.sow.mechanism import SowMechanism
+from mlsched.online.sow.truthfulness import gain_table
 from mlsched.sim.sow_run import run_sow
+from mlsched.sow_metrics import benchmark_columns, paired_columns, ratio_bound
+
+REPORTED = ("welfare", "welfare_se", "revenue", "utilization", "relaxed_welfare", "eviction_cost", "completed_rate",
+            "evicted_rate", "cancelled_rate", "switched_rate", "removed_switched", "removed_not_switched",
+            "max_overload_frequency", "eta", "b_switch", "b_evict", "truthful_bound", "alpha_3", "alpha_e",
+            "price_condition", "reduction_condition", "kappa", "fua_loss", "halving_ratio", "max_fill",
+            "realizations", "exact_expectation", "check_problems")
 
 
-def ratio_interval(opt: np.ndarray, alg: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
-    """E[OPT] / E[W] and the half-width of its 95% interval (delta method on paired draws)."""
-    mo, ma = float(weights @ opt), float(weights @ alg)
-    if ma <= 0:
-        return math.inf, math.nan
-    r = mo / ma
-    resid = (opt - r * alg) / ma
-    return r, 1.96 * float(np.sqrt((weights @ (resid - weights @ resid) ** 2) / len(weights)))
+ALGORITHMS = ("sow-stochastic", "sow-adversarial", "sow-fifo", "sow-evict-all", "greedy", "reservation")
 
 
-def policies(variant: str, eps: float, seed: int) -> list:
-    if variant == "stochastic":
-        return [SowMechanism(menu="bundles", eps=eps, seed=seed, name="sow-stochastic"), SowMechanism(eps=eps, seed=seed),
-                GreedyStart()]
-    return [SowMechanism(eps=eps, seed=seed), SowMechanism(eps=eps, eviction="fifo", seed=seed, name="sow-fifo"),
-            GreedyStart()]
+def policies(variant: str, eps: float, seed: int, algorithms: tuple[str, ...] = ALGORITHMS) -> list[Any]:
+    """The mechanism of the variant (and, on the stochastic one, also Alg. 3) and the baselines chosen."""
+    made = {"sow-stochastic": lambda: SowMechanism(menu="bundles", eps=eps, seed=seed, name="sow-stochastic"),
+            "sow-adversarial": lambda: SowMechanism(eps=eps, seed=seed, name="sow-adversarial"),
+            "sow-fifo": lambda: SowMechanism(eps=eps, eviction="fifo", seed=seed, name="sow-fifo"),
+            "sow-evict-all": lambda: SowMechanism(eps=eps, eviction="all", seed=seed, name="sow-evict-all"),
+            "greedy": GreedyStart, "reservation": UpFrontReservation}
+    return [made[name]() for name in algorithms if name != "sow-stochastic" or variant == "stochastic"]
 
 
-def configuration(jobs: int, capacity: int, d_max: int, signal: str, eps: float, samples: int,
-                  seed: int, variant: str = "adversarial") -> list[dict]:
+def configuration(jobs: int, support: int, capacity: int, d_max: int, signal: str, eps: float, samples: int,
+                  seed: int, variant: str, algorithms: tuple[str, ...] = ALGORITHMS, load: float = 1.0
+                  ) -> list[dict[str, Any]]:
+    key = {"variant": variant, "jobs": jobs, "load": load, "C": capacity, "d_max": d_max, "signal": signal,
+           "eps": eps, "seed": seed}
     inst = generate_sow(jobs=jobs, capacity=capacity, d_max=d_max, max_duration=3, window=6, max_value=8.0,
-                        signal=signal, variant=variant, seed=seed)
+                        signal=signal, support=support, load=load, variant=variant, sows=2, seed=seed)
+    tick, cpu = time.perf_counter(), time.process_time()
     opt = exact_sow(inst, samples=samples, verify=False)
-    lp_r = exact_sow(inst, variant="lp-e").objective
+    common = {**key, "E[OPT]": opt.objective, "opt_status": opt.status.value, **benchmark_columns(inst),
+              "opt_cpu": time.process_time() - cpu, "opt_wall": time.perf_counter() - tick}
     rows = []
-    for policy in policies(variant, eps, seed):
-        tick = time.perf_counter()
+    for policy in policies(variant, eps, seed, algorithms):
+        tick, cpu = time.perf_counter(), time.process_time()
         try:
             runs = run_sow(inst, policy, samples=samples)
         except UsageError as exc:     # FUA infeasible at this supply: the stochastic mechanism does not run
-            rows.append({"variant": variant, "C": capacity, "d_max": d_max, "signal": signal, "eps": eps,
-                         "seed": seed, "algorithm": policy.name, "note": str(exc)})
+            rows.append({**common, "algorithm": policy.name, "note": str(exc)})
             continue
-        s = runs.summary(inst)
-        r, half = ratio_interval(opt.schedule, runs.welfare(), runs.realizations.weights)
-        const = policy.constants(inst) if hasattr(policy, "constants") else {}
-        rows.append({"variant": variant, "C": capacity, "d_max": d_max, "signal": signal, "eps": eps, "seed": seed,
-                     "algorithm": runs.name, "E[W]": s["welfare"], "E[OPT]": opt.objective, "LP-E": lp_r,
-                     "ratio": r, "ratio_ci": half, "W_R": s["relaxed_welfare"], "evicted": s["evicted_rate"],
-                     "cancelled": s["cancelled_rate"], "switched": s["switched_rate"], "revenue": s["revenue"],
-                     "overload": s["max_overload_frequency"], "B_switch": const.get("b_switch"),
-                     "eta": const.get("eta"), "kappa": const.get("kappa"), "fua_loss": const.get("fua_loss"),
-                     "alpha_3": const.get("alpha_3"), "B_evict": const.get("b_evict"),
-                     "price_cond": bool(const.get("price_condition", 0)),
-                     "reduction_cond": bool(const.get("reduction_condition", 0)),
-                     "problems": s["check_problems"], "seconds": time.perf_counter() - tick})
+        summary = runs.summary(inst)
+        rows.append({**common, "algorithm": runs.name, **{k: summary.get(k) for k in REPORTED},
+                     "ratio": opt.objective / summary["welfare"] if summary["welfare"] > 0 else float("inf"),
+                     **paired_columns(opt, runs), "ratio_bound": ratio_bound(runs.constants),
+                     "cpu": time.process_time() - cpu, "wall": time.perf_counter() - tick})
     return rows
+
+
+def truthfulness(eps: float, signal: str, instances: int, oracle_seeds: int) -> pd.DataFrame:
+    small = [tiny_sow(60_000 + k, jobs=4, capacity=4 + k % 3, d_max=2, max_duration=3, window=4, births=2,
+                      signal=signal) for k in range(instances)]
+    tick = time.process_time()
+    table = gain_table(small, SowMechanism(eps=eps, seed=0), seeds=range(oracle_seeds))
+    return table.assign(eps=eps, signal=signal, cpu=time.process_time() - tick)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=40)
-    parser.add_argument("--samples", type=int, default=200)
-    parser.add_argument("--eps-samples", type=int, default=200)
-    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=8)
+    parser.add_argument("--support", type=int, default=2)
+    parser.add_argument("--samples", type=int, default=2000)
+    parser.add_argument("--capacities", type=int, nargs="+", default=[2, 4, 8, 16, 32, 64])
+    parser.add_argument("--dmax", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--eps", type=float, nargs="+", default=[0.05, 0.1, 0.2])
+    parser.add_argument("--signals", nargs="+", default=["l", "const"])
+    parser.add_argument("--variants", nargs="*", default=["adversarial", "stochastic"], help="none: truthfulness only")
+    parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=ALGORITHMS)
+    parser.add_argument("--load", type=float, default=1.0, help="expected demand over supply in the birth window")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--truth-instances", type=int, default=2, help="small instances per eps and signal (0: skip)")
+    parser.add_argument("--oracle-seeds", type=int, default=2)
     parser.add_argument("--csv")
+    parser.add_argument("--truth-csv")
     args = parser.parse_args()
-    sizes = [(c, d) for c in (2, 4, 8, 16, 32, 64) for d in (1, 2)]
-    grid = [("adversarial", c, d, sig, 0.2, args.samples) for c, d in sizes for sig in ("l", "const")]
-    grid += [("adversarial", 16, 2, "l", e, args.eps_samples) for e in (0.05, 0.1)]
-    grid += [("stochastic", c, d, "l", 0.2, args.samples) for c, d in sizes]
-    rows = []
-    for seed in range(args.seeds):
-        for variant, c, d, sig, eps, samples in grid:
-            block = configuration(args.jobs, c, d, sig, eps, samples, seed, variant)
-            rows.extend(block)
-            print(f"{variant:11s} C {c:2d} d_max {d} sigma {sig:5s} eps {eps}: " + "; ".join(
-                f"{r['algorithm']} " + (f"OPT/W {r['ratio']:.3f} +- {r['ratio_ci']:.3f}" if "ratio" in r else "not run")
-                for r in block) + f"; evicted {block[0].get('evicted', float('nan')):.3f}, switched "
-                f"{block[0].get('switched', float('nan')):.3f}, B_evict {block[0].get('B_evict') or float('nan'):.3g}, "
-                f"conditions {block[0].get('price_cond')}/{block[0].get('reduction_cond')}", flush=True)
-    frame = pd.DataFrame(rows)
-    if args.csv:
-        frame.to_csv(args.csv, index=False)
-    print(frame.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    rows: list[dict[str, Any]] = []
+    for variant in args.variants:
+        for eps in args.eps:
+            for signal in args.signals if variant == "adversarial" else ["l"]:    # stochastic: sigma = l (§6)
+                for d_max in args.dmax:
+                    for c in args.capacities:
+                        block = configuration(args.jobs, args.support, c, d_max, signal, eps, args.samples,
+                                              args.seed, variant, tuple(args.algorithms), args.load)
+                        rows.extend(block)
+                        print(f"{variant:11s} eps {eps:<4} sigma {signal:5s} d_max {d_max} C {c:2d}: E[OPT] "
+                              f"{block[0]['E[OPT]']:.3f}; " + "; ".join(
+                                  f"{r['algorithm']} " + (f"{r['ratio']:.3f} [{r['ratio_ci_low']:.3f}, "
+                                                          f"{r['ratio_ci_high']:.3f}] ({r['cpu']:.0f} s CPU)"
+                                                          if "ratio" in r else "not run")
+                                  for r in block), flush=True)
+                        if args.csv:
+                            pd.DataFrame(rows).to_csv(args.csv, index=False)
+    gains = []
+    if args.truth_instances:
+        for eps in args.eps:
+            for signal in args.signals:
+                table = truthfulness(eps, signal, args.truth_instances, args.oracle_seeds)
+                gains.append(table)
+                print(f"truthfulness eps {eps} sigma {signal}: {len(table)} agents, largest gain "
+                      f"{table.gain.max():.4g} ({table.gain_over_v.max():.3g} V), bound 2V(eps0 + gamma + zeta) "
+                      f"{table.truthful_bound.iloc[0]:.3g}, agents above bound + 3 s.e.: "
+                      f"{int((~table.within_bound).sum())} ({table.cpu.iloc[0]:.0f} s CPU)", flush=True)
+        if args.truth_csv:
+            pd.concat(gains, ignore_index=True).to_csv(args.truth_csv, index=False)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ apps (goal: median < 100 ms, p95 < 500 ms; the paper: 354 ms median, 1398 ms p95
 
 With count-only valuations (S = 1 profiles) the exact DP over bidders and GPU counts solves the
 auction over all bundles (spec §2.3); placement-sensitive valuations need canonical bundles and
-the integer program, which are not built yet.
+the integer program, timed by ``benchmarks/themis_speed.py``.
 
     python benchmarks/themis_auction.py [--auctions 50]
 """

@@ -1,8 +1,9 @@
-"""The ``mlsched`` command: validate, solve, run, compare, study and generate instances.
+"""The ``mlsched`` command: validate, solve, run, compare, study, sweep, plot and generate instances.
 
-Bad input (an invalid file, an unknown algorithm, an existing output file without --force)
-prints one line per problem on stderr and exits 2. Ctrl-C during compare or study prints what
-finished and exits 130.
+Bad input (an invalid file, an unknown algorithm, an existing output file without --force, an
+instance too large for the machine's memory) prints one line per problem on stderr and exits 2.
+Ctrl-C prints what finished (compare, study) and exits 130; the command starts in
+:mod:`mlsched.entry`, which keeps Ctrl-C quiet while the modules load.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except MemoryError as exc:   # a size no documented limit caught: still one line, not a traceback
+        print(f"{getattr(args, 'file', None) or 'mlsched'}: out of memory in `mlsched {args.command}`"
+              f"{f' ({exc})' if str(exc) else ''}; the instance is too large for this machine", file=sys.stderr)
+        return EXIT_USAGE
     except BrokenPipeError:
         return 0
 
@@ -59,7 +64,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="re-solve with an independent solver (SCIP) and compare (default: models up to "
                         "5000 integer variables)")
     s.add_argument("--samples", type=_positive_int, metavar="N",
-                   help="sow family: realizations E[H] averages (all when at most N, else N paired draws; 2000)")
+                   help="sow family: paired draws E[H] averages when the realizations are too many to enumerate (2000)")
+    s.add_argument("--exact-limit", type=_nonnegative_int, metavar="K",
+                   help="sow family: enumerate every realization when there are at most K (20000), else draw --samples")
     s.add_argument("--write", metavar="MODEL", help="also write the built model (.lp or .mps)")
     s.add_argument("--force", action="store_true", help="overwrite MODEL if it exists")
     s.add_argument("--json", action="store_true", help="print one JSON document")
@@ -120,11 +127,14 @@ def _parser() -> argparse.ArgumentParser:
     gt = gsub.add_parser("themis", help="Themis workloads W1/W2 from the Philly trace (spec §5.3)")
     gt.add_argument("--workload", default="W1", choices=("W1", "W2"))
     gt.add_argument("--gpus", type=int, help="GPUs of a testbed-like cluster (default 64, or the --cluster's count)")
-    gt.add_argument("--cluster", choices=("testbed64", "sim_hetero", "sim_256", "truth64"))
+    gt.add_argument("--cluster", choices=("testbed64", "sim_hetero", "sim_256", "truth64", "gavel108"))
     gt.add_argument("--seed", type=int, default=0)
     gt.add_argument("--load", type=float, default=1.0, help="keep probability min(1, load * gpus / 156)")
     gt.add_argument("--p-net", type=float, default=0.5, help="share of network-intensive apps")
-    gt.add_argument("--trace", metavar="PATH", help="Philly job CSV (default: the shipped sample)")
+    gt.add_argument("--trace", metavar="PATH", help="Philly job CSV or Gavel trace (default: the shipped copy)")
+    gt.add_argument("--trace-format", default="philly", choices=("philly", "gavel"),
+                    help="philly: W1/W2 from the Philly CSV; gavel: one app per job of a Gavel trace on a "
+                         "Gavel-like cluster (default gavel108; --workload, --load, --p-net, --seed do not apply)")
     gt.add_argument("--apps", type=_positive_int, metavar="N",
                     help="keep only the first N apps by arrival (default all: a full W1 has about 1,400)")
     gt.add_argument("--start", type=_nonnegative_float, default=0.0, metavar="S",
@@ -163,6 +173,9 @@ def _parser() -> argparse.ArgumentParser:
     gs.add_argument("-o", "--output", required=True)
     gs.add_argument("--force", action="store_true")
     gs.set_defaults(handler=_generate_sow, expected=False)
+
+    from mlsched.sweep.commands import add_commands
+    add_commands(sub, whole_number=_whole_number, positive_float=_positive_float)
     return p
 
 
@@ -189,15 +202,22 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--theta-scale", type=_positive_float, metavar="X", help="Astraea: theta times X (Fig. 11)")
     p.add_argument("--time-origin", choices=("arrival", "absolute"),
                    help="multi-tenant family: realized utility of t+ - r_j or of t+ (A2; default: the file's)")
+    p.add_argument("--migration-cost", type=_slot_fraction, metavar="C",
+                   help="gandiva_fair, hived: fraction of a slot a job loses when its allocation changes (0)")
+    p.add_argument("--no-opportunistic", dest="opportunistic", action="store_const", const=False,
+                   help="hived: jobs beyond the quota wait instead of running on idle servers")
     p.add_argument("--samples", type=_positive_int, metavar="N",
-                   help="sow family: realizations (all of them when at most N, else N paired draws; 2000)")
+                   help="sow family: paired draws of realizations when they are too many to enumerate (2000)")
+    p.add_argument("--exact-limit", type=_nonnegative_int, metavar="K",
+                   help="sow family: enumerate every realization when there are at most K (20000), else draw --samples")
     p.add_argument("--eps", type=_unit_interval, metavar="E", help="sow family: the reduction's eps (0.2)")
 
 
 def _run_option_values(args: argparse.Namespace) -> dict[str, Any]:
     return {"lease": args.lease, "restart_overhead": args.restart_overhead, "lambda_mode": args.lambda_mode,
             "theta_scale": args.theta_scale, "time_origin": args.time_origin, "samples": args.samples,
-            "eps": args.eps}
+            "exact_limit": args.exact_limit, "eps": args.eps, "migration_cost": args.migration_cost,
+            "opportunistic": args.opportunistic}
 
 
 def _seconds(text: str, *, allow_zero: bool) -> float:
@@ -211,14 +231,34 @@ def _seconds(text: str, *, allow_zero: bool) -> float:
     return value
 
 
-def _positive_int(text: str) -> int:
+def _whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``minimum``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
+_positive_int = _whole_number(1)
+
+
+def _slot_fraction(text: str) -> float:
     try:
-        value = int(text)
+        value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text!r}")
     return value
+
+
+_nonnegative_int = _whole_number(0)
 
 
 def _unit_interval(text: str) -> float:
@@ -261,7 +301,8 @@ def _instances(args: argparse.Namespace) -> int:
 
 
 def _solve(args: argparse.Namespace) -> int:
-    from mlsched.solve import Status, solve_model_file, write_model
+    from mlsched.model_files import solve_model_file
+    from mlsched.solve import Status, write_model
     from mlsched.study import solve_exact
     from mlsched.systems import get_system
 
@@ -281,7 +322,7 @@ def _solve(args: argparse.Namespace) -> int:
         write_model(sysm.build(inst, variant=args.variant or sysm.variants[0], relax=args.relax), target, force=True)
     report = solve_exact(inst, system=args.system, variant=args.variant, relax=args.relax,
                          time_limit=args.time_limit, verify="auto" if args.verify is None else args.verify,
-                         samples=args.samples)
+                         samples=args.samples, exact_limit=args.exact_limit)
     if args.json:
         print(json.dumps(report.to_dict(), indent=1))
     else:
@@ -329,11 +370,18 @@ def _run_study(args: argparse.Namespace, files: list[str]) -> pd.DataFrame:
                  progress=not args.quiet, run_options=_run_option_values(args))
 
 
+# The SoW report's further figures (truthful SoW spec §8), where a study has them.
+SOW_COLUMNS = ["ratio_ci_low", "ratio_ci_high", "ratio_bound", "lp_r", "lp_rp", "lp_e", "welfare_se", "utilities",
+               "relaxed_welfare", "eviction_cost", "completed_rate", "cancelled_rate", "not_launched_rate",
+               "removed_switched", "removed_not_switched", "max_overload_frequency", "eta", "b_switch", "b_evict",
+               "truthful_bound", "alpha_3", "alpha_e", "price_condition", "reduction_condition", "kappa", "fua_loss",
+               "halving_ratio", "max_fill", "realizations", "exact_expectation"]
 _TABLE_COLUMNS = ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "hindsight_opt",
                   "max_rho", "median_rho", "jain", "gpu_hours", "placement_score", "max_rho_slotted",
-                  "welfare", "revenue", "var_alpha", "utilization", "makespan", "evicted_rate", "switched_rate", "pr", "opt",
+                  "welfare", "revenue", "alpha_mean", "var_alpha", "si_mean", "si_below_one", "utilization", "makespan",
+                  "evicted_rate", "switched_rate", "pr", "pr_low", "pr_high", "opt",
                   "opt_bound", "ratio", "ratio_low",
-                  "ratio_high", "admitted", "completed", "jobs", "check_problems", "wall_seconds"]
+                  "ratio_high", "admitted", "completed", "jobs", "check_problems", "wall_seconds", *SOW_COLUMNS]
 
 
 def _print_table(frame: pd.DataFrame) -> None:
@@ -346,9 +394,12 @@ def _print_table(frame: pd.DataFrame) -> None:
         sources = table["opt_bound_source"] if "opt_bound_source" in table else [None] * len(table)
         table["opt"] = [_opt_text(o, b, s, src) for o, b, s, src in
                         zip(table["opt"], table["opt_bound"], table["opt_status"], sources)]
+    if "pr_low" in table:        # PR = ALG / OPT, an interval when OPT is not proven
+        table["pr"] = ["-" if np.isnan(lo) else f"{pr:.4f}" if not np.isnan(pr) else f"[{lo:.4f}, {hi:.4f}]"
+                       for pr, lo, hi in zip(table["pr"], table["pr_low"], table["pr_high"])]
     shown = [c for c in ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "max_rho",
-                         "jain", "gpu_hours", "placement_score", "max_rho_slotted", "welfare", "revenue", "var_alpha",
-                         "utilization", "makespan", "evicted_rate", "switched_rate", "opt", "ratio", "pr", "admitted",
+                         "jain", "gpu_hours", "placement_score", "max_rho_slotted", "welfare", "revenue", "alpha_mean",
+                         "var_alpha", "si_mean", "utilization", "makespan", "evicted_rate", "switched_rate", "opt", "ratio", "pr", "admitted",
                          "completed", "wall_seconds", "two_alpha"] if c in table]
     if table["instance"].nunique() == 1:
         shown.remove("instance")
@@ -448,6 +499,11 @@ def _generate_themis(args: argparse.Namespace) -> int:
     from mlsched.instance.generators.themis import generate_themis
 
     _refuse_overwrite(args.output, args.force)
+    if args.trace_format == "gavel":
+        from mlsched.instance.generators.gavel import generate_gavel
+
+        inst = generate_gavel(trace=args.trace, cluster=args.cluster, gpus=args.gpus, apps=args.apps, start=args.start)
+        return _save_generated(inst, args)
     inst = generate_themis(workload=args.workload, gpus=args.gpus, seed=args.seed, load=args.load, p_net=args.p_net,
                            trace=args.trace, cluster=args.cluster, apps=args.apps, start=args.start)
     return _save_generated(inst, args)

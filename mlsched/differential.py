@@ -5,14 +5,18 @@ independently of the formulation. Counts agreements and disagreements by kind.
 Programs covered: OASiS OPT_paper and OPT_chunk, Astraea's P-OFF (admission and all-jobs; its LP
 relaxation and UB-POOL must stay above the brute force), the Themis Nash-social-welfare auction and
 the SoW hindsight ILP H (HiGHS, SCIP, brute force; for ILP H also the presolve-off array path mlsched's
-E[H] uses), and the OgaSched linear hindsight program and the SoW relaxations LP-R, LP-RP, LP-E
+E[H] uses; for the auction also its persistent-model and fresh-program paths, whose allocations and
+payments must match), and the OgaSched linear hindsight program and the SoW relaxations LP-R, LP-RP, LP-E
 (cvxpy/Clarabel against the Pyomo LP in HiGHS; a continuous program has no finite enumeration, so
-there the two solvers check each other). A disagreement is kept with
+there the two solvers check each other, and the SoW benchmark inequalities (B1)-(B4) must hold around
+them). A disagreement is kept with
 its seed so it can be minimised into a regression case under ``tests/regressions/``.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from mlsched import bruteforce
-from mlsched.exact import exact_astraea
+from mlsched.exact import exact_astraea, exact_sow
 from mlsched.formulations import astraea, oasis, ogasched, sow, themis
 from mlsched.formulations.themis import Bidder
 from mlsched.instance import ClusterJobsInstance, MultiServerInstance, MultiTenantInstance, SowInstance, from_dict
@@ -138,9 +142,12 @@ def _themis_auction(case: tuple[list[Bidder], list[int]]) -> tuple[Answers, floa
     verified = solve(themis.build_pf(tables, themis.log_values(tables), offered), verify=True)
     truth, _ = bruteforce.themis_pf([b.rho for b in bidders], [b.unmet for b in bidders], offered)
     auction = themis.pa_auction(tables, offered, lp_bound=False)   # the direct-HiGHS path the rounds use
+    fresh = themis.pa_auction(tables, offered, lp_bound=False, solves="fresh")   # the original path, the oracle
+    same = auction.rows == fresh.rows and all(abs(a - b) <= 1e-9 for a, b in zip(auction.payments, fresh.payments))
     return {"highs": highs.objective if highs.status is Status.OPTIMAL else None, "scip": verified.verifier_objective,
             "mlsched-verified": verified.objective if verified.status in (Status.OPTIMAL, Status.DISAGREE) else None,
-            "mlsched-auction": auction.phi_star}, truth
+            "mlsched-auction": auction.phi_star, "mlsched-auction-fresh": fresh.phi_star,
+            "mlsched-auction-same-allocation-and-payments": auction.phi_star if same else None}, truth
 
 
 def random_tenant_instance(rng: np.random.Generator) -> MultiTenantInstance:
@@ -232,8 +239,45 @@ def _sow_relaxation(variant: str) -> Callable[[SowInstance], tuple[Answers, floa
             return {"highs": 0.0, "clarabel": 0.0}, 0.0
         highs = solve(sow.build(inst, variant=variant))
         clarabel = solve_cvxpy(pack.cvxpy_problem(), tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10).objective
-        return {"highs": highs.objective, "clarabel": clarabel}, clarabel if clarabel is not None else float("nan")
+        reference = clarabel if clarabel is not None else float("nan")
+        answers: Answers = {"highs": highs.objective, "clarabel": clarabel}
+        if highs.objective is not None:
+            answers.update(_sow_inequalities(inst, variant, highs.objective, reference))
+        return answers, reference
     return run
+
+
+SCALE_DELTA = 0.25   # (B2) is checked at supply C / (1 + SCALE_DELTA)
+
+
+def _sow_inequalities(inst: SowInstance, variant: str, value: float, reference: float) -> Answers:
+    """The benchmark inequalities (spec §2.4) around ``value`` = the program's optimum at C: each is
+    answered with ``reference`` when it holds, else with the side that breaks it.
+    (B1) E[H] <= LP-R; (B2) LP(C / (1 + delta)) >= LP(C) / (1 + delta) and <= LP(C); (B3) on stochastic
+    instances E_S[LP-R(S)] <= LP-E, on fixed ones LP-E = LP-R; (B4) LP-RP <= LP-R, equal when sigma = l."""
+    def holds(ok: bool, broken: float) -> float:
+        return reference if ok else broken
+
+    slack = TOLERANCE * max(1.0, abs(value))
+    scaled = exact_sow(inst, variant=variant, supply=inst.capacity / (1 + SCALE_DELTA)).objective or 0.0
+    out: Answers = {"b2-scaling": holds(value / (1 + SCALE_DELTA) - slack <= scaled <= value + slack,
+                                        scaled * (1 + SCALE_DELTA))}
+    if variant in ("lp-r", "lp-rp"):
+        lp_r = value if variant == "lp-r" else exact_sow(inst, variant="lp-r").objective or 0.0
+        lp_rp = value if variant == "lp-rp" else exact_sow(inst, variant="lp-rp").objective or 0.0
+        signal_is_duration = all(p.signal == p.duration for j in inst.jobs for p in j.sow.support)
+        out["b4-lp-rp"] = holds(lp_rp <= lp_r + slack and (not signal_is_duration or abs(lp_rp - lp_r) <= slack),
+                                lp_rp)
+    if variant == "lp-r":
+        expected_h = exact_sow(inst, verify=False).objective or 0.0
+        out["b1-hindsight"] = holds(expected_h <= value + slack, expected_h)
+    if variant == "lp-e":
+        draws = itertools.product(*(range(len(inst.sow_choices(j))) for j in range(inst.num_jobs)))
+        mean_lp_r = sum(math.prod(inst.sow_choices(j)[k][0] for j, k in enumerate(draw))
+                        * (exact_sow(inst.concrete(draw), variant="lp-r").objective or 0.0) for draw in draws)
+        ok = mean_lp_r <= value + slack if inst.stochastic else abs(mean_lp_r - value) <= slack
+        out["b3-expected-lp-r"] = holds(ok, mean_lp_r)
+    return out
 
 
 PROGRAMS: dict[str, Callable[[Any], tuple[Answers, float]]] = {

@@ -7,8 +7,8 @@ class MlschedError(Exception):
     """Base class of every error mlsched raises on purpose (the CLI maps it to exit code 2)."""
 
 
-class InstanceError(MlschedError):
-    """An instance file (or dict) is invalid.
+class FileProblems(MlschedError):
+    """An input file (or dict) is invalid.
 
     ``problems`` holds one ``"field.path: what is wrong"`` entry per problem found; ``str()`` gives
     one line per problem, each prefixed with the source (file name or ``<dict>``).
@@ -18,6 +18,14 @@ class InstanceError(MlschedError):
         self.source = source
         self.problems = list(problems)
         super().__init__("\n".join(f"{source}: {p}" for p in self.problems))
+
+
+class InstanceError(FileProblems):
+    """An instance file (or dict) is invalid."""
+
+
+class SweepFileError(FileProblems):
+    """A sweep file (or dict) is invalid."""
 
 
 class UsageError(MlschedError):

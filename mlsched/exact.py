@@ -297,9 +297,10 @@ VERIFY_REALIZATIONS = 50   # verify="auto": cross-certify ILP H on each realizat
 
 def exact_sow(instance: SowInstance, *, variant: str = "hindsight", relax: bool = False,
               time_limit: float | None = None, verify: bool | str = "auto", samples: int = sow_run.DEFAULT_SAMPLES,
-              seed: int = 0, supply: float | None = None) -> SolveReport:
+              seed: int = 0, supply: float | None = None, exact_limit: int = sow_run.EXACT_LIMIT) -> SolveReport:
     """The SoW benchmarks (spec §2.3, §2.5): OPT(I) = E[H] over the realizations a run uses
-    (enumerated, or ``samples`` paired draws: the message gives the 95% confidence interval), or
+    (enumerated up to ``exact_limit`` points, else ``samples`` paired draws: the message gives the
+    95% confidence interval), or
     LP-R / LP-RP / LP-E at ``supply`` (default C). ``relax`` averages H's LP relaxation instead.
 
     Each ILP H solve runs HiGHS with presolve off; its solution is checked against the packing's
@@ -312,7 +313,7 @@ def exact_sow(instance: SowInstance, *, variant: str = "hindsight", relax: bool 
         if pack.size == 0:
             return SolveReport(Status.OPTIMAL, 0.0, 0.0, 0.0, 0.0, 0.0, "none", relaxed=True, message="no columns")
         return solve(sow.build(instance, variant=variant, supply=supply), time_limit=time_limit)
-    reals = sow_run.realizations(instance, samples=samples, seed=seed)
+    reals = sow_run.realizations(instance, samples=samples, seed=seed, exact_limit=exact_limit)
     distinct: dict[tuple, list[int]] = {}
     for m in range(len(reals)):
         key = (tuple(reals.arrival[m]), tuple(reals.duration[m]), tuple(reals.sow_index[m]))

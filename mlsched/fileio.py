@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from mlsched.errors import UsageError
 
 
 def write_text_atomic(path: str | Path, text: str, *, force: bool = False) -> Path:
-    """Write ``text`` to a temporary file beside ``path`` and rename it into place.
+    """Write ``text`` to ``path`` with :func:`write_atomic`."""
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+    return write_atomic(path, write, force=force)
+
+
+def write_atomic(path: str | Path, write: Callable[[str], None], *, force: bool = False) -> Path:
+    """Have ``write`` fill a temporary file beside ``path``, then rename it into place.
 
     An interrupted write leaves the old file (or nothing) behind, never a truncated one. An
     existing file is replaced only when ``force`` is true. The file gets the permissions a plain
@@ -23,9 +33,9 @@ def write_text_atomic(path: str | Path, text: str, *, force: bool = False) -> Pa
         raise _exists(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write(tmp)
         os.chmod(tmp, 0o666 & ~_umask())
         if force:
             os.replace(tmp, target)

@@ -1,17 +1,23 @@
-"""Mutations of valid instance documents, for fuzzing the loader and the CLI.
+"""Mutations of valid instance documents and model files, for fuzzing the loader and the CLI.
 
-Each mutation takes a parsed document and a random generator and returns the bytes of a
+Each instance mutation takes a parsed document and a random generator and returns the bytes of a
 mutated file: keys dropped or duplicated, values replaced by wrong types, negative, zero, NaN,
 huge or non-finite numbers, lists emptied, family and format changed, the text truncated or
 made non-UTF-8. The contract checked on every result: the loader returns a valid instance or
 raises InstanceError whose every line names the file and a field; the CLI exits 0 or 2 and
 never prints a traceback.
+
+:func:`mutate_model` does the like to the text of an ``.lp`` file: a number replaced by NaN, an
+infinity, a huge or tiny one; a line dropped or repeated; a section keyword swapped; the text
+truncated or bytes corrupted. The contract of ``mlsched solve`` on the result: exit 0 or 1 with one
+status line that prints no solver infinity and no NaN, or exit 2 with one line naming the file.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -50,6 +56,8 @@ def _dump(doc: Any) -> bytes:
 
 def drop_key(doc: Any, rng: np.random.Generator) -> bytes:
     paths = [p for p in _paths(doc) if isinstance(_get_parent(doc, p)[0], dict)]
+    if not paths:
+        return replace_value(doc, rng)
     parent, key = _get_parent(doc, paths[rng.integers(len(paths))])
     del parent[key]
     return _dump(doc)
@@ -58,6 +66,8 @@ def drop_key(doc: Any, rng: np.random.Generator) -> bytes:
 def duplicate_key(doc: Any, rng: np.random.Generator) -> bytes:
     text = _dump(doc).decode()
     keys = [p[-1] for p in _paths(doc) if isinstance(p[-1], str)]
+    if not keys:
+        return replace_value(doc, rng)
     key = keys[rng.integers(len(keys))]
     value = json.dumps(REPLACEMENTS[rng.integers(len(REPLACEMENTS))], allow_nan=True)
     marker = f'"{key}": '
@@ -66,6 +76,8 @@ def duplicate_key(doc: Any, rng: np.random.Generator) -> bytes:
 
 def replace_value(doc: Any, rng: np.random.Generator) -> bytes:
     paths = _paths(doc)
+    if not paths:   # an empty or scalar document: replace it whole
+        return _dump(REPLACEMENTS[rng.integers(len(REPLACEMENTS))])
     parent, key = _get_parent(doc, paths[rng.integers(len(paths))])
     parent[key] = copy.deepcopy(REPLACEMENTS[rng.integers(len(REPLACEMENTS))])
     return _dump(doc)
@@ -84,12 +96,16 @@ def scale_number(doc: Any, rng: np.random.Generator) -> bytes:
 
 def empty_list(doc: Any, rng: np.random.Generator) -> bytes:
     paths = [p for p in _paths(doc) if isinstance(_get_parent(doc, p)[0][p[-1]], list)]
+    if not paths:      # an earlier mutation left no list
+        return replace_value(doc, rng)
     parent, key = _get_parent(doc, paths[rng.integers(len(paths))])
     parent[key] = []
     return _dump(doc)
 
 
 def change_header(doc: Any, rng: np.random.Generator) -> bytes:
+    if not isinstance(doc, dict):
+        return replace_value(doc, rng)
     key = ["family", "format"][rng.integers(2)]
     doc[key] = ["unknown", "mlsched/v2", "", 7, None][rng.integers(5)]
     return _dump(doc)
@@ -128,3 +144,34 @@ def mutate(doc: Any, rng: np.random.Generator, rounds: int = 1) -> tuple[str, by
         except (ValueError, UnicodeDecodeError):
             break
     return "+".join(names), data
+
+
+MODEL_NUMBERS = ["nan", "inf", "-inf", "1e30", "-1e30", "1e400", "1e-300", "0", "-1", "1e19", "1e20"]
+MODEL_KEYWORDS = ["maximize", "minimize", "subject to", "bounds", "general", "binary", "semi-continuous", "end", ""]
+_NUMBER = re.compile(r"(?<![A-Za-z_])\d+(?:\.\d*)?(?:[eE][-+]?\d+)?")
+
+
+def mutate_model(text: str, rng: np.random.Generator) -> bytes:
+    """One random mutation of the text of an ``.lp`` file."""
+    lines = text.splitlines()
+    kind = int(rng.integers(6))
+    if kind == 0:
+        numbers = list(_NUMBER.finditer(text))
+        if numbers:
+            found = numbers[int(rng.integers(len(numbers)))]
+            text = text[:found.start()] + MODEL_NUMBERS[int(rng.integers(len(MODEL_NUMBERS)))] + text[found.end():]
+            return text.encode()
+    if kind == 1 and len(lines) > 1:
+        del lines[int(rng.integers(len(lines)))]
+    elif kind == 2:
+        at = int(rng.integers(len(lines)))
+        lines.insert(at, lines[at])
+    elif kind == 3:
+        lines[int(rng.integers(len(lines)))] = MODEL_KEYWORDS[int(rng.integers(len(MODEL_KEYWORDS)))]
+    elif kind == 4:
+        return text.encode()[: int(rng.integers(0, len(text) + 1))]
+    elif kind == 5:
+        data = bytearray(text.encode())
+        data[int(rng.integers(len(data)))] = int(rng.choice([0x80, 0xFF, 0x00, 0x5B, 0x5C]))
+        return bytes(data)
+    return ("\n".join(lines) + "\n").encode()

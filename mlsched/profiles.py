@@ -1,7 +1,9 @@
 """DNN workload profiles (``mlsched/data/models/*.json``) that instance files may reference by name.
 
 A profile gives, per GPU type, the time of one training iteration (mini-batch) alone on one GPU
-and the measured throughput on 1, 2, 4 and 8 GPUs, plus the gradient size in MB. The folder is
+and the measured throughput on 1, 2, 4 and 8 GPUs, plus the gradient size in MB; ``job_types``
+(optional) holds the measured throughputs (steps/s) of every batch size, by Gavel job type name
+("ResNet-50 (batch size 32)"), GPU type and GPU count (0: it does not fit). The folder is
 ``$MLSCHED_MODELS`` if set, else the profiles shipped with the package.
 """
 
@@ -10,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -29,6 +31,7 @@ class Profile:
     iteration_seconds: dict[str, float]
     throughput: dict[str, dict[int, float]]
     gradient_mb: float
+    job_types: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)
 
     def speedup(self, gpu_type: str, gpus: int) -> float:
         """Measured throughput on ``gpus`` GPUs relative to one GPU."""
@@ -67,6 +70,8 @@ def load_profile(name: str) -> Profile:
             throughput={g: {int(n): v for n, v in curve.items()}
                         for g, curve in data["throughput_steps_per_second"].items()},
             gradient_mb=float(data["gradient_mb"]),
+            job_types={job: {g: {int(n): float(v) for n, v in curve.items()} for g, curve in per_gpu.items()}
+                       for job, per_gpu in data.get("job_types", {}).items()},
         )
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{path}: not a valid model profile ({type(exc).__name__}: {exc})") from None

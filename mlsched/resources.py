@@ -7,9 +7,11 @@ installed anywhere:
 - ``models/``    DNN workload profiles (``<name>.json``) that instances reference by name;
 - ``traces/``    trimmed trace samples the generators default to;
 - ``instances/`` shipped instance files, ``<family-folder>/<name>.json``, reachable by the name
-  ``<family-folder>/<name>`` (see :func:`shipped_instance`).
+  ``<family-folder>/<name>`` (see :func:`shipped_instance`);
+- ``sweeps/``    sweep files of the papers' figures, reachable by their stem
+  (:func:`mlsched.sweep.spec.shipped_sweeps`).
 
-In a source checkout the top-level ``models/`` and ``instances/`` folders are links to these.
+In a source checkout the top-level ``models/``, ``instances/`` and ``sweeps/`` folders are links to these.
 """
 
 from __future__ import annotations

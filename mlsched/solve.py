@@ -19,7 +19,8 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from pathlib import Path
@@ -40,6 +41,17 @@ VERIFY_MAX_INTEGERS = 5000   # verify="auto": cross-certify integer models up to
 HIGHS_SHARE_WHEN_VERIFYING = 0.5   # of a time limit, when a verifier must run within the same limit
 MIN_VERIFY_SECONDS = 1.0   # the verifier's floor when HiGHS used up the limit (the stated overshoot)
 CROSSED_BOUND_TOL = 1e-6   # HiGHS's bound may sit this far past its own incumbent (its tolerances are 1e-7..1e-6)
+_THREADS: int | None = None   # HiGHS threads of every solve in this process (set_solver_threads)
+
+
+def set_solver_threads(threads: int | None) -> None:
+    """Run every later HiGHS solve of this process on ``threads`` threads (None: HiGHS's default).
+
+    Sweeps set 1 in each worker when several workers share the cores. HiGHS sizes its thread pool
+    at the first solve of a process, so this takes effect only when called before it."""
+    global _THREADS
+    _THREADS = threads
+
 
 
 class Status(str, Enum):
@@ -47,9 +59,13 @@ class Status(str, Enum):
     FEASIBLE = "feasible"
     INFEASIBLE = "infeasible"
     UNBOUNDED = "unbounded"
+    INFEASIBLE_OR_UNBOUNDED = "infeasible_or_unbounded"   # a solver proved there is no finite optimum, not which case
     NO_SOLUTION = "no_solution"
     ERROR = "error"
     DISAGREE = "disagree"
+
+
+NO_FINITE_OPTIMUM = (Status.INFEASIBLE, Status.UNBOUNDED, Status.INFEASIBLE_OR_UNBOUNDED)
 
 
 @dataclass
@@ -158,6 +174,7 @@ def solve(
     # the time limit covers both solvers: HiGHS gets a share, the verifier what is left
     highs_limit = time_limit if time_limit is None or not verify else time_limit * HIGHS_SHARE_WHEN_VERIFYING
     options: dict[str, Any] = {"mip_rel_gap": mip_gap, "mip_abs_gap": 0.0, "presolve": "on" if presolve else "off"}
+    threads = _THREADS if threads is None else threads
     if threads is not None:
         options["threads"] = threads
     if node_limit is not None:
@@ -210,8 +227,11 @@ def _report_from_pyomo(built: Built, result: Any, seconds: float, solver_name: s
     base = dict(build_seconds=built.build_seconds, solve_seconds=seconds, solver=solver_name, relaxed=built.relaxed)
     if tc in (TerminationCondition.provenInfeasible, TerminationCondition.locallyInfeasible):
         return SolveReport(Status.INFEASIBLE, None, None, None, message="the model is infeasible", **base)
-    if tc in (TerminationCondition.unbounded, TerminationCondition.infeasibleOrUnbounded):
-        return SolveReport(Status.UNBOUNDED, None, None, None, message=f"solver says {tc.name}", **base)
+    if tc == TerminationCondition.unbounded:
+        return SolveReport(Status.UNBOUNDED, None, None, None, message="the model is unbounded", **base)
+    if tc == TerminationCondition.infeasibleOrUnbounded:
+        return SolveReport(Status.INFEASIBLE_OR_UNBOUNDED, None, None, None,
+                           message="the model is infeasible or unbounded", **base)
     if objective is None:
         stop = "time limit" if tc == TerminationCondition.maxTimeLimit else tc.name
         return SolveReport(Status.NO_SOLUTION, None, bound, None, bound_source=None if bound is None else "milp",
@@ -246,27 +266,31 @@ def _cross_certify(built: Built, report: SolveReport, time_limit: float | None) 
         lp = Path(tmp) / "model.lp"
         _, symbol_map_id = built.model.write(str(lp), io_options={"symbolic_solver_labels": True})
         symbol_map = built.model.solutions.symbol_map[symbol_map_id]
-        other = _solve_lp_file(lp, time_limit)
+        try:
+            other = solve_lp_file(lp, time_limit)
+        except UsageError:   # the verifier cannot read what Pyomo wrote (coefficients beyond its infinity)
+            other = FileSolve(Status.ERROR, None, None, "scip" if scip_available() else "highs(presolve off)", {},
+                              message="cannot read the model")
         if other.status is not Status.OPTIMAL and other.status is not Status.FEASIBLE:
-            contradicts = other.status in (Status.INFEASIBLE, Status.UNBOUNDED)
+            contradicts = other.status in NO_FINITE_OPTIMUM
             return replace(report, status=Status.DISAGREE if contradicts else report.status, verified=False,
                            verifier=other.solver,
                            message=(report.message + f"; verifier {other.solver}: {other.status.value}").lstrip("; "))
-        agree = _close(report.objective, other.objective) and report.status == other.status == Status.OPTIMAL
+        agree = close(report.objective, other.objective) and report.status == other.status == Status.OPTIMAL
         if agree or report.status is Status.FEASIBLE or other.status is Status.FEASIBLE:
             return _merge(built, report, other, symbol_map, agree=agree)
         return _disagree(built, report, other, symbol_map)
 
 
-def _close(a: float | None, b: float | None) -> bool:
+def close(a: float | None, b: float | None) -> bool:
     return a is not None and b is not None and abs(a - b) <= AGREE_REL_TOL * max(1.0, abs(a), abs(b))
 
 
-def _better(sense: str, a: float, b: float) -> bool:
+def better(sense: str, a: float, b: float) -> bool:
     return a > b if sense == "max" else a < b
 
 
-def _load_other(built: Built, other: _FileSolve, symbol_map: Any) -> tuple[Any, list[str]]:
+def _load_other(built: Built, other: FileSolve, symbol_map: Any) -> tuple[Any, list[str]]:
     """Load the verifier's solution into the Pyomo model and check it independently: it must give
     every variable a value, score what the verifier claims, and its schedule must pass the checker."""
     loaded = 0
@@ -280,7 +304,7 @@ def _load_other(built: Built, other: _FileSolve, symbol_map: Any) -> tuple[Any, 
         return None, [f"{other.solver} gave values for {loaded} of {expected} variables"]
     objective = next(built.model.component_data_objects(pyo.Objective, active=True))
     rescored = pyo.value(objective)
-    if other.objective is None or not _close(rescored, other.objective):
+    if other.objective is None or not close(rescored, other.objective):
         return None, [f"{other.solver}'s solution scores {rescored:.10g}, not the {other.objective} it claims"]
     schedule = built.extract() if built.extract else None
     problems = built.validate(schedule) if built.validate and schedule is not None else []
@@ -290,7 +314,7 @@ def _load_other(built: Built, other: _FileSolve, symbol_map: Any) -> tuple[Any, 
 SOLVER_INF = 1e20  # HiGHS and SCIP report unbounded values at or beyond this magnitude
 
 
-def _safer_bound(sense: str, *bounds: float | None) -> float | None:
+def safer_bound(sense: str, *bounds: float | None) -> float | None:
     """The loosest of the solvers' bounds: valid as long as either solver's bound is. A solver's
     infinity (magnitude >= SOLVER_INF) is no bound and never replaces a finite one."""
     known = [b for b in bounds if b is not None and abs(b) < SOLVER_INF]
@@ -299,22 +323,22 @@ def _safer_bound(sense: str, *bounds: float | None) -> float | None:
     return max(known) if sense == "max" else min(known)
 
 
-def _adopt_if_better(built: Built, report: SolveReport, other: _FileSolve, symbol_map: Any) -> SolveReport:
+def _adopt_if_better(built: Built, report: SolveReport, other: FileSolve, symbol_map: Any) -> SolveReport:
     """Take the verifier's solution when it is better and its schedule passes the checker."""
     assert report.objective is not None and other.objective is not None
-    if _better(built.sense, other.objective, report.objective):
+    if better(built.sense, other.objective, report.objective):
         schedule, problems = _load_other(built, other, symbol_map)
         if not problems:
             return replace(report, objective=other.objective, schedule=schedule)
     return report
 
 
-def _merge(built: Built, report: SolveReport, other: _FileSolve, symbol_map: Any, *, agree: bool) -> SolveReport:
+def _merge(built: Built, report: SolveReport, other: FileSolve, symbol_map: Any, *, agree: bool) -> SolveReport:
     """Both solvers found solutions that do not contradict each other (``agree``: both claim the
     same optimum within AGREE_REL_TOL). Keep the better checked solution and the safer bound; the
     result is OPTIMAL only if they are within EXACT_REL_GAP and both solvers proved optimality."""
     report = _adopt_if_better(built, report, other, symbol_map)
-    safer = _safer_bound(built.sense, report.bound, other.bound)
+    safer = safer_bound(built.sense, report.bound, other.bound)
     gap = relative_gap(report.objective, safer)
     proven = agree and (gap is None or gap <= EXACT_REL_GAP)
     message = "" if proven else (report.message or f"proven interval has relative gap {gap if gap is not None else float('nan'):.2g}")
@@ -323,7 +347,7 @@ def _merge(built: Built, report: SolveReport, other: _FileSolve, symbol_map: Any
                    verifier_bound=other.bound, message=message)
 
 
-def _disagree(built: Built, report: SolveReport, other: _FileSolve, symbol_map: Any) -> SolveReport:
+def _disagree(built: Built, report: SolveReport, other: FileSolve, symbol_map: Any) -> SolveReport:
     """Both claim different optima: report the best solution that passes the checker (either
     solver's) and the safer bound, with status DISAGREE."""
     assert report.objective is not None and other.objective is not None
@@ -332,9 +356,9 @@ def _disagree(built: Built, report: SolveReport, other: _FileSolve, symbol_map: 
     if not own_ok:
         report = replace(report, objective=None, schedule=None)
     other_schedule, other_problems = _load_other(built, other, symbol_map)
-    if not other_problems and (report.objective is None or _better(built.sense, other.objective, report.objective)):
+    if not other_problems and (report.objective is None or better(built.sense, other.objective, report.objective)):
         report = replace(report, objective=other.objective, schedule=other_schedule)
-    safer = _safer_bound(built.sense, report.bound, other.bound)
+    safer = safer_bound(built.sense, report.bound, other.bound)
     message = (f"solvers disagree: {report.solver} says {claimed:.10g}, "
                f"{other.solver} says {other.objective:.10g}")
     return replace(report, status=Status.DISAGREE, bound=safer, gap=relative_gap(report.objective, safer),
@@ -343,12 +367,21 @@ def _disagree(built: Built, report: SolveReport, other: _FileSolve, symbol_map: 
 
 
 @dataclass
-class _FileSolve:
+class FileSolve:
+    """One solver's claim about a model file: a status, an incumbent with its values by column
+    name, and a bound; a solver's infinity is never a value here (it reads as None)."""
+
     status: Status
     objective: float | None
     bound: float | None
     solver: str
     values: dict[str, float]
+    message: str = ""
+
+
+def finite(value: float | None) -> float | None:
+    """``value``, or None when it is missing, NaN or a solver's infinity (magnitude >= SOLVER_INF)."""
+    return value if value is not None and math.isfinite(value) and abs(value) < SOLVER_INF else None
 
 
 def scip_available() -> bool:
@@ -359,43 +392,104 @@ def scip_available() -> bool:
     return True
 
 
-def _solve_lp_file(path: Path, time_limit: float | None) -> _FileSolve:
+def solve_lp_file(path: Path, time_limit: float | None) -> FileSolve:
+    """The independent solver's answer on a model file: SCIP, or HiGHS with presolve off."""
+    import highspy
+
     if scip_available():
-        return _solve_with_scip(path, time_limit)
-    return _solve_with_highs_no_presolve(path, time_limit)
+        return scip_file_solve(path, time_limit)
+    h = exact_highs(time_limit, presolve=False)
+    if h.readModel(str(path)) != highspy.HighsStatus.kOk:
+        raise UsageError(f"{path}: HiGHS cannot read this model file")
+    h.run()
+    return highs_file_solve(h, "highs(presolve off)")
 
 
-def _solve_with_scip(path: Path, time_limit: float | None) -> _FileSolve:
+_SCIP_NO_FINITE_OPTIMUM = {"infeasible": Status.INFEASIBLE, "unbounded": Status.UNBOUNDED,
+                           "inforunbd": Status.INFEASIBLE_OR_UNBOUNDED}
+
+
+def scip_file_solve(path: Path, time_limit: float | None) -> FileSolve:
+    """SCIP on a model file (gaps 0). Its solution is read in one pass over the columns."""
     import pyscipopt
 
     model = pyscipopt.Model()
     model.hideOutput()
-    model.readProblem(str(path))
+    with _silenced(2) as said:   # SCIP prints its parser's complaints on stderr
+        try:
+            model.readProblem(str(path))
+            read = True
+        except OSError:
+            read = False
+    if not read:
+        raise UsageError(f"{path}: SCIP cannot read this model file{_first_error(said)}")
     model.setParam("limits/gap", 0.0)
     model.setParam("limits/absgap", 0.0)
     if time_limit is not None:
         model.setParam("limits/time", float(time_limit))
-    model.optimize()
+    # a caught Ctrl-C is announced on stdout (which would corrupt --json output), errors on stderr
+    with _silenced(1), _silenced(2) as said:
+        try:
+            model.optimize()
+            solved = True
+        except Exception:   # pyscipopt raises a bare Exception for SCIP's error codes
+            solved = False
+            del model   # freed here, where its complaints about the aborted solve stay silent
+    if not solved:
+        raise UsageError(f"{path}: SCIP rejects the model's data{_first_error(said)}")
     status = model.getStatus()
     if status == "userinterrupt":  # SCIP caught the user's Ctrl-C: an interrupt, not a result
         raise KeyboardInterrupt
-    if status == "infeasible":
-        return _FileSolve(Status.INFEASIBLE, None, None, "scip", {})
-    if model.getNSols() == 0:
-        return _FileSolve(Status.NO_SOLUTION, None, None, "scip", {})
-    objective = model.getObjVal()
-    bound = model.getDualbound()
-    values = {v.name: model.getVal(v) for v in model.getVars()}
+    if status in _SCIP_NO_FINITE_OPTIMUM:
+        return FileSolve(_SCIP_NO_FINITE_OPTIMUM[status], None, None, "scip", {})
+    bound = finite(model.getDualbound())
+    objective = finite(model.getObjVal()) if model.getNSols() else None
+    if objective is None:
+        return FileSolve(Status.NO_SOLUTION, None, bound, "scip", {}, message=f"stopped ({status}) without a solution")
+    best = model.getBestSol()
+    values = {v.name: best[v] for v in model.getVars()}
     gap = relative_gap(objective, bound)
     proven = status == "optimal" and (gap is None or gap <= EXACT_REL_GAP)
-    return _FileSolve(Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound, "scip", values)
+    return FileSolve(Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound, "scip", values,
+                     message="" if proven else f"stopped ({status})")
 
 
-def _solve_with_highs_no_presolve(path: Path, time_limit: float | None) -> _FileSolve:
-    h = exact_highs(time_limit, presolve=False)
-    h.readModel(str(path))
-    h.run()
-    return _from_highs(h, "highs(presolve off)")
+def highs_file_solve(h: Any, name: str) -> FileSolve:
+    """The claim of a HiGHS instance that has run. Every model status maps to a :class:`Status`:
+    infeasible, unbounded and infeasible-or-unbounded as they are; an empty model (no columns) has
+    the objective's constant as its optimum when its rows hold 0, else it is infeasible; a
+    solver error is ERROR. The solution is read in one call (names and values, once each)."""
+    import highspy
+
+    status = h.getModelStatus()
+    kinds = highspy.HighsModelStatus
+    no_finite = {kinds.kInfeasible: Status.INFEASIBLE, kinds.kUnbounded: Status.UNBOUNDED,
+                 kinds.kUnboundedOrInfeasible: Status.INFEASIBLE_OR_UNBOUNDED}
+    if status in no_finite:
+        return FileSolve(no_finite[status], None, None, name, {})
+    text = h.modelStatusToString(status)
+    if status == kinds.kModelEmpty:
+        lp = h.getLp()
+        rows_hold = bool(np.all(np.asarray(lp.row_lower_) <= 0) and np.all(np.asarray(lp.row_upper_) >= 0))
+        if not rows_hold:
+            return FileSolve(Status.INFEASIBLE, None, None, name, {}, message="a row without columns excludes 0")
+        return FileSolve(Status.OPTIMAL, lp.offset_, lp.offset_, name, {})
+    if status in (kinds.kModelError, kinds.kLoadError, kinds.kPresolveError, kinds.kSolveError,
+                  kinds.kPostsolveError, kinds.kMemoryLimit):
+        return FileSolve(Status.ERROR, None, None, name, {}, message=f"HiGHS: {text}")
+    info = h.getInfo()
+    ran_mip = info.mip_node_count >= 0
+    bound = finite(info.mip_dual_bound) if ran_mip else None
+    objective = finite(info.objective_function_value)
+    if info.primal_solution_status != highspy.SolutionStatus.kSolutionStatusFeasible or objective is None:
+        return FileSolve(Status.NO_SOLUTION, None, bound, name, {}, message=f"stopped ({text}) without a solution")
+    if not ran_mip and status == kinds.kOptimal:
+        bound = objective
+    values = dict(zip(h.getLp().col_names_, h.getSolution().col_value))
+    gap = relative_gap(objective, bound)
+    proven = status == kinds.kOptimal and (gap is None or gap <= EXACT_REL_GAP)
+    return FileSolve(Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound, name, values,
+                     message="" if proven else f"stopped ({text})")
 
 
 @dataclass
@@ -417,27 +511,47 @@ class ArrayProgram:
     sense: str = "max"
 
 
+@contextmanager
+def _silenced(fd: int) -> Iterator[list[str]]:
+    """The process's file descriptor ``fd`` (1 stdout, 2 stderr) diverted meanwhile: solver
+    libraries print from C, past Python's sys.stdout and sys.stderr. What they wrote is appended
+    to the yielded list once the block ends."""
+    (sys.stdout if fd == 1 else sys.stderr).flush()
+    said: list[str] = []
+    saved = os.dup(fd)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), fd)
+        try:
+            yield said
+        finally:
+            os.dup2(saved, fd)
+            os.close(saved)
+            sink.seek(0)
+            said.append(sink.read().decode("utf-8", "replace"))
+
+
+def _first_error(said: list[str]) -> str:
+    """`` (what SCIP's first ERROR line says)``, or nothing."""
+    for line in "".join(said).splitlines():
+        if "ERROR:" in line:
+            return f" ({line.split('ERROR:', 1)[1].strip()})"
+    return ""
+
+
 _BANNER_SHOWN = False
 
 
 def _quiet_highs() -> Any:
     """A new ``highspy.Highs``. HiGHS prints its banner on stdout when the first one of a process
     is made, which would corrupt ``--json`` output; that first construction runs with the
-    process's stdout sent to the null device."""
+    process's stdout silenced."""
     global _BANNER_SHOWN
     import highspy
 
     if _BANNER_SHOWN:
         return highspy.Highs()
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as sink:
-            os.dup2(sink.fileno(), 1)
-            h = highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
+    with _silenced(1):
+        h = highspy.Highs()
     _BANNER_SHOWN = True
     return h
 
@@ -450,6 +564,8 @@ def exact_highs(time_limit: float | None, *, presolve: bool = True) -> Any:
         h.setOptionValue("presolve", "off")
     h.setOptionValue("mip_rel_gap", 0.0)
     h.setOptionValue("mip_abs_gap", 0.0)
+    if _THREADS is not None:
+        h.setOptionValue("threads", _THREADS)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     return h
@@ -465,14 +581,15 @@ def settle_crossed_bound(sense: str, objective: float, bound: float) -> float:
     return bound
 
 
-def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, presolve: bool = True,
-                 start: np.ndarray | None = None) -> SolveReport:
-    """Solve an :class:`ArrayProgram` with HiGHS (gaps 0); ``schedule`` holds the solution vector.
-    ``start`` is a feasible solution handed to HiGHS as its first incumbent."""
+def load_arrays(program: ArrayProgram, *, time_limit: float | None = None, presolve: bool = True,
+                **options: Any) -> Any:
+    """A silent HiGHS instance (zero gaps, extra HiGHS ``options``) holding ``program``, for
+    :func:`solve_arrays` and for callers that re-solve one program with changed bounds."""
     import highspy
 
-    tick = time.perf_counter()
     h = exact_highs(time_limit, presolve=presolve)
+    for name, value in options.items():
+        h.setOptionValue(name, value)
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = len(program.cost), len(program.row_lower)
     lp.col_cost_, lp.col_lower_, lp.col_upper_ = program.cost, program.col_lower, program.col_upper
@@ -483,6 +600,17 @@ def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, pres
     if program.integer:
         lp.integrality_ = [highspy.HighsVarType.kInteger] * lp.num_col_
     h.passModel(lp)
+    return h
+
+
+def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, presolve: bool = True,
+                 start: np.ndarray | None = None) -> SolveReport:
+    """Solve an :class:`ArrayProgram` with HiGHS (gaps 0); ``schedule`` holds the solution vector.
+    ``start`` is a feasible solution handed to HiGHS as its first incumbent."""
+    import highspy
+
+    tick = time.perf_counter()
+    h = load_arrays(program, time_limit=time_limit, presolve=presolve)
     if start is not None:
         initial = highspy.HighsSolution()
         initial.col_value = list(map(float, start))
@@ -535,82 +663,3 @@ def solve_cvxpy(problem: Any, *, extract: Callable[[], Any] | None = None, build
     return SolveReport(Status.OPTIMAL if proven else Status.FEASIBLE, value, value if proven else None,
                        0.0 if proven else None, schedule=extract() if extract else None,
                        message="" if proven else str(status), **base)
-
-
-def solve_model_file(path: str | Path, *, time_limit: float | None = None, verify: bool = True) -> SolveReport:
-    """Solve an ``.lp`` / ``.mps`` file with HiGHS (default options) and, with ``verify``,
-    cross-certify it like :func:`solve`. Without an instance to check schedules against, each
-    solver's solution is checked against the file's own rows, bounds and integrality."""
-    import highspy
-
-    source = Path(path)
-    if not source.is_file():
-        raise UsageError(f"{source}: file not found")
-    h = exact_highs(time_limit)
-    if h.readModel(str(source)) != highspy.HighsStatus.kOk:
-        raise UsageError(f"{source}: HiGHS cannot read this model file")
-    tick = time.perf_counter()
-    h.run()
-    seconds = time.perf_counter() - tick
-    own = _from_highs(h, "highs")
-    sense = "max" if h.getLp().sense_ == highspy.ObjSense.kMaximize else "min"
-    report = SolveReport(own.status, own.objective, own.bound, relative_gap(own.objective, own.bound), 0.0,
-                         seconds, "highs", relaxed=not any(h.getLp().integrality_))
-    if not verify or own.status not in (Status.OPTIMAL, Status.FEASIBLE):
-        return report
-    other = _solve_lp_file(source, time_limit)
-    if other.status is Status.OPTIMAL and own.status is Status.OPTIMAL and _close(own.objective, other.objective):
-        return replace(report, verified=True, verifier=other.solver, verifier_objective=other.objective,
-                       verifier_bound=other.bound)
-    feasible = [(s.objective, s.solver) for s in (own, other)
-                if s.objective is not None and not _solution_problems(h, s)]
-    best = None
-    for value, name in feasible:
-        if best is None or _better(sense, value, best[0]):
-            best = (value, name)
-    safer = _safer_bound(sense, own.bound, other.bound)
-    objective = best[0] if best else None
-    return replace(report, status=Status.DISAGREE, objective=objective, bound=safer,
-                   gap=relative_gap(objective, safer), verified=False, verifier=other.solver,
-                   verifier_objective=other.objective, verifier_bound=other.bound,
-                   message=f"solvers disagree: highs says {own.objective:.10g}, {other.solver} says "
-                           f"{other.objective if other.objective is not None else float('nan'):.10g}")
-
-
-def _from_highs(h: Any, name: str) -> _FileSolve:
-    import highspy
-
-    status = h.getModelStatus()
-    info = h.getInfo()
-    if status == highspy.HighsModelStatus.kInfeasible:
-        return _FileSolve(Status.INFEASIBLE, None, None, name, {})
-    if info.primal_solution_status == 0:
-        return _FileSolve(Status.NO_SOLUTION, None, None, name, {})
-    lp = h.getLp()
-    objective = info.objective_function_value
-    bound = info.mip_dual_bound if any(lp.integrality_) else objective
-    solution = h.getSolution().col_value
-    values = {lp.col_names_[j]: solution[j] for j in range(lp.num_col_)}
-    gap = relative_gap(objective, bound)
-    proven = status == highspy.HighsModelStatus.kOptimal and (gap is None or gap <= EXACT_REL_GAP)
-    return _FileSolve(Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound, name, values)
-
-
-def _solution_problems(h: Any, found: _FileSolve, tol: float = 1e-6) -> int:
-    """How many ways ``found``'s solution fails the model in ``h``: a column without a value,
-    a violated row, bound or integrality, or an objective other than the one the solver claims."""
-    lp = h.getLp()
-    names = list(lp.col_names_)
-    missing = sum(1 for name in names if name not in found.values)
-    x = np.array([found.values.get(name, 0.0) for name in names], dtype=float)
-    a = lp.a_matrix_
-    start, index, value = np.asarray(a.start_), np.asarray(a.index_), np.asarray(a.value_)
-    columns = np.repeat(np.arange(lp.num_col_), np.diff(start))
-    activity = np.bincount(index, weights=value * x[columns], minlength=lp.num_row_)
-    bad = np.sum(activity < np.asarray(lp.row_lower_) - tol) + np.sum(activity > np.asarray(lp.row_upper_) + tol)
-    bad += np.sum(x < np.asarray(lp.col_lower_) - tol) + np.sum(x > np.asarray(lp.col_upper_) + tol)
-    integer = np.array([int(k) != 0 for k in lp.integrality_] or [False] * lp.num_col_, dtype=bool)
-    bad += np.sum(integer & (np.abs(x - np.round(x)) > tol))
-    rescored = float(np.dot(np.asarray(lp.col_cost_), x) + lp.offset_)
-    wrong_objective = found.objective is None or not _close(rescored, found.objective)
-    return int(bad) + missing + int(wrong_objective)

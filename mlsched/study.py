@@ -23,7 +23,7 @@ from mlsched.errors import UsageError
 from mlsched.instance import Instance, load
 from mlsched.metrics import cost_ratio as make_cost_ratio
 from mlsched.metrics import ratio as make_ratio
-from mlsched.solve import SolveReport, Status
+from mlsched.solve import NO_FINITE_OPTIMUM, SolveReport, Status
 from mlsched.tenant_metrics import performance_ratio
 from mlsched.systems import System, get_system
 
@@ -38,7 +38,7 @@ def solve_exact(instance: Instance, *, system: str | None = None, variant: str |
     given = {k: v for k, v in paired.items() if v is not None}
     unknown = sorted(set(given) - set(sysm.paired_options))
     if unknown:
-        raise UsageError(f"{sysm.name}'s exact program takes no {', '.join('--' + k for k in unknown)} option")
+        raise UsageError(f"{sysm.name}'s exact program takes no {', '.join('--' + k.replace('_', '-') for k in unknown)} option")
     return sysm.exact(instance, variant=variant or sysm.variants[0], relax=relax, time_limit=time_limit,
                       verify=verify, **given)
 
@@ -81,9 +81,9 @@ def study(
             chosen = algorithms or sysm.default_algorithms
             if bar is not None:
                 bar.plan(len(items) * (len(chosen) + int(exact)))
-            rows.extend(_study_one(inst, sysm, chosen, variant=variant,
-                                   time_limit=time_limit, verify=verify, exact=exact, seed=seed,
-                                   run_options=run_options or {}, bar=bar))
+            rows.extend(study_instance(inst, sysm, chosen, variant=variant,
+                                       time_limit=time_limit, verify=verify, exact=exact, seed=seed,
+                                       run_options=run_options or {}, bar=bar))
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -94,21 +94,28 @@ def study(
     return frame
 
 
-def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, variant: str | None,
-               time_limit: float | None, verify: bool | str, exact: bool, seed: int,
-               run_options: dict[str, Any], bar: _Progress | None = None) -> list[dict[str, Any]]:
+def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, variant: str | None,
+                   time_limit: float | None, verify: bool | str, exact: bool, seed: int,
+                   run_options: dict[str, Any], policy_options: dict[str, Any] | None = None,
+                   bar: _Progress | None = None) -> list[dict[str, Any]]:
+    """The rows of one instance: each algorithm's run scored, then the exact solve (given the
+    runs as MIP starts) and the ratio columns. ``policy_options`` go to the policies that take
+    them (:meth:`mlsched.systems.System.policy`)."""
     runs = []
     for name in algorithms:
         _step(bar, f"{inst.name}: {name}")
-        policy = sysm.policy(name, seed=seed)
+        policy = sysm.policy(name, seed=seed, options=policy_options)
         runs.append((name, policy, sysm.execute(inst, policy, **run_options)))
     opt = regret_opt = None
+    benchmarks: dict[str, Any] = {}
     if exact:
         _step(bar, f"{inst.name}: exact optimum")
         opt_variant = variant or sysm.ratio_variant or sysm.variants[0]
         hints = _exact_hints(sysm, runs, opt_variant)
         hints.update({k: run_options[k] for k in sysm.paired_options if run_options.get(k) is not None})
         opt = sysm.exact(inst, variant=opt_variant, time_limit=time_limit, verify=verify, **hints)
+        if sysm.benchmark_columns is not None:
+            benchmarks = sysm.benchmark_columns(inst)
         if sysm.regret_variant is not None:
             regret_opt = solve_exact(inst, system=sysm.name, variant=sysm.regret_variant, time_limit=time_limit,
                                      verify=verify)
@@ -124,9 +131,14 @@ def _study_one(inst: Instance, sysm: System, algorithms: Sequence[str], *, varia
             row["regret_bound"] = policy.theorem_bound()
         if opt is not None:
             row.update(_ratio_columns(opt, row.get(sysm.ratio_score or sysm.score_name, np.nan), sysm.minimize))
-            if sysm.performance_ratio and opt.status is Status.OPTIMAL and opt.objective is not None:
-                measured = performance_ratio(row[sysm.score_name], opt.objective)
-                row.update(pr=measured["pr"], pr_note=measured["note"])
+            if sysm.performance_ratio and opt.objective is not None and opt.status in (
+                    Status.OPTIMAL, Status.FEASIBLE, Status.DISAGREE):
+                measured = performance_ratio(row[sysm.score_name], *_opt_interval(opt))
+                row.update(pr=measured["pr"], pr_low=measured["pr_low"], pr_high=measured["pr_high"],
+                           pr_note=measured["note"])
+            if sysm.paired_columns is not None:
+                row.update(sysm.paired_columns(opt, result))
+        row.update(benchmarks)
         if regret_opt is not None and regret_opt.objective is not None:
             row["hindsight_opt"] = regret_opt.objective
             row["regret"] = regret_opt.objective - row[sysm.score_name]
@@ -148,9 +160,10 @@ def _ratio_columns(opt: SolveReport, score: float, minimize: bool = False) -> di
     """OPT / ALG for values; ALG / OPT for costs (both >= 1 when ALG is no better than OPT)."""
     cols: dict[str, Any] = {"opt_status": opt.status.value, "opt": opt.objective, "opt_bound": opt.bound,
                             "opt_bound_source": opt.bound_source,
+                            "opt_gap": opt.gap, "opt_solver": opt.solver, "opt_message": opt.message,
                             "opt_verified": opt.verified, "opt_verifier": opt.verifier,
                             "opt_seconds": opt.build_seconds + opt.solve_seconds}
-    unusable = opt.status in (Status.INFEASIBLE, Status.UNBOUNDED, Status.ERROR)
+    unusable = opt.status in (*NO_FINITE_OPTIMUM, Status.ERROR)
     if unusable or (opt.status is Status.NO_SOLUTION and opt.bound is None) or np.isnan(score):
         cols.update(ratio_low=np.nan, ratio_high=np.nan, ratio=np.nan)
         return cols
@@ -199,3 +212,13 @@ def _progress(total: int | None, enabled: bool) -> _Progress | None:
 def _step(bar: _Progress | None, running: str) -> None:
     if bar is not None:
         bar.step(running)
+
+
+def sweep(spec: Any, *, executor: str | None = None, results: str | Path | None = None,
+          **options: Any) -> pd.DataFrame:
+    """A study declared as a sweep (a sweep file, its dict or a :class:`mlsched.sweep.SweepSpec`),
+    run on ``executor`` (``serial``, ``processes``, ``dask``) and stored in ``results`` when
+    given; the rows carry this module's columns. See :func:`mlsched.sweep.runner.sweep`."""
+    from mlsched.sweep.runner import sweep as run_sweep
+
+    return run_sweep(spec, executor=executor, results=results, **options)

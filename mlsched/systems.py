@@ -4,7 +4,8 @@ baselines, how a run is simulated and how it is scored. The CLI and studies look
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -35,6 +36,8 @@ class System:
     performance_ratio: bool = False   # also report PR = ALG / OPT (the paper's measure) beside OPT / ALG
     paired_options: tuple[str, ...] = ()   # run options the exact solve takes too (the same realizations)
     applies: Callable[[Any, str], bool] | None = None   # whether a variant applies to an instance (default: all)
+    benchmark_columns: Callable[[Any], dict[str, Any]] | None = None   # studies: more benchmarks per instance
+    paired_columns: Callable[[SolveReport, Any], dict[str, Any]] | None = None   # studies: from OPT and one run
 
     def variants_for(self, instance: Any) -> tuple[str, ...]:
         return tuple(v for v in self.variants if self.applies is None or self.applies(instance, v))
@@ -47,15 +50,25 @@ class System:
             raise UsageError(f"{self.name} runs take no {', '.join('--' + k.replace('_', '-') for k in unknown)} option")
         return self.run(instance, policy, **given)
 
-    def policy(self, algorithm: str, *, seed: int = 0) -> Any:
-        """A fresh policy object; ``seed`` is passed to policies that draw random numbers."""
+    def policy(self, algorithm: str, *, seed: int = 0, options: Mapping[str, Any] | None = None) -> Any:
+        """A fresh policy object; ``seed`` is passed to policies that draw random numbers, and each
+        of ``options`` (e.g. Themis's ``fairness_knob``) to the policies that take it."""
         if algorithm not in self.algorithms:
             raise UsageError(f"unknown algorithm {algorithm!r} for {self.name}; "
                              f"choose from {', '.join(self.algorithms)}")
         factory = self.algorithms[algorithm]
-        if "seed" in inspect.signature(factory).parameters:
-            return factory(seed=seed)
-        return factory()
+        accepted = self.policy_parameters(algorithm)
+        given = {key: value for key, value in (options or {}).items() if key in accepted}
+        if "seed" in accepted:
+            given["seed"] = seed
+        return factory(**given)
+
+    def policy_parameters(self, algorithm: str) -> frozenset[str]:
+        """The keyword arguments ``algorithm``'s factory takes, less those its registration fixes
+        (``themis-running`` stays ``current_rho="running"``)."""
+        factory = self.algorithms[algorithm]
+        fixed = factory.keywords if isinstance(factory, partial) else {}
+        return frozenset(inspect.signature(factory).parameters) - set(fixed)
 
 
 def _oasis() -> System:
@@ -105,6 +118,7 @@ def _ogasched() -> System:
 
 
 def _themis() -> System:
+    from mlsched.baselines.gavel_ftf import GavelFTF
     from mlsched.baselines.greedy_rounds import THEMIS_BASELINES
     from mlsched.exact import THEMIS_SLOT, THEMIS_VARIANTS, exact_themis
     from mlsched.formulations import themis_offline
@@ -121,8 +135,10 @@ def _themis() -> System:
                                                                                THEMIS_SLOT)))
         return row
 
-    def run(instance: Any, policy: Any, *, lease: float = SimOptions.lease,
+    def run(instance: Any, policy: Any, *, lease: float | None = None,
             restart_overhead: float = SimOptions.restart_overhead) -> Any:
+        if lease is None:   # a round-based policy's own round length (gavel-ftf: 360 s), else the lease
+            lease = getattr(policy, "default_lease", SimOptions.lease)
         return simulate(instance, policy, SimOptions(lease=lease, restart_overhead=restart_overhead))
 
     def build(instance: Any, *, variant: str = "o1", relax: bool = False) -> Built:
@@ -134,6 +150,7 @@ def _themis() -> System:
         "themis-uncapped": partial(Themis, cap_participants=False),
         "themis-running": partial(Themis, current_rho="running")}
     algorithms.update(THEMIS_BASELINES)
+    algorithms["gavel-ftf"] = GavelFTF
     return System(name="themis", family="themis", variants=THEMIS_VARIANTS, algorithms=algorithms,
                   default_algorithms=("themis", *THEMIS_BASELINES), score_name="max_rho", exact=exact_themis,
                   run=run, evaluate=evaluate, build=build, relaxable=True, minimize=True,
@@ -141,21 +158,33 @@ def _themis() -> System:
 
 
 def _astraea() -> System:
-    from mlsched.baselines.batchsche import BatchSche
+    from mlsched.baselines.batchsche import BatchSche, exclusive_gains
     from mlsched.baselines.gandiva_fair import GandivaFair
     from mlsched.baselines.hived import HiveD
     from mlsched.exact import ASTRAEA_VARIANTS, exact_astraea
     from mlsched.formulations import astraea
     from mlsched.online.astraea import Astraea
     from mlsched.sim.tenant_run import run_tenant
+    from mlsched.tenant_metrics import sharing_incentive
+
+    last: dict[str, Any] = {}      # g_u^excl of the instance (held, so compared by identity) last evaluated
+
+    def evaluate(instance: Any, result: Any) -> dict[str, Any]:
+        """§5.3's metrics and SI_u = g_u / g_u^excl (its mean, minimum and counts)."""
+        if last.get("instance") is not instance or last.get("origin") != result.time_origin:
+            last.update(instance=instance, origin=result.time_origin, gains=exclusive_gains(
+                dataclasses.replace(instance, time_origin=result.time_origin)))
+        si = sharing_incentive(instance, result.gains(instance), last["gains"])
+        return {**result.summary(instance), **{k: v for k, v in si.items() if k != "si"}}
 
     algorithms: dict[str, Callable[..., Any]] = {
         "astraea": Astraea, "astraea-theory": partial(Astraea, lambda_mode="theory", name="astraea-theory"),
         "batchsche": BatchSche, "gandiva_fair": GandivaFair, "hived": HiveD}
     return System(name="astraea", family="multi-tenant", variants=ASTRAEA_VARIANTS, algorithms=algorithms,
                   default_algorithms=("astraea", "batchsche", "gandiva_fair", "hived"), score_name="revenue", exact=exact_astraea, run=run_tenant,
-                  evaluate=lambda instance, result: result.summary(instance), build=astraea.build, relaxable=True,
-                  ratio_variant="admission", performance_ratio=True, run_options=("lambda_mode", "theta_scale", "time_origin"))
+                  evaluate=evaluate, build=astraea.build, relaxable=True,
+                  ratio_variant="admission", performance_ratio=True, run_options=("lambda_mode", "theta_scale", "time_origin", "migration_cost",
+                                                                  "opportunistic"))
 
 
 def _sow() -> System:
@@ -163,14 +192,19 @@ def _sow() -> System:
     from mlsched.exact import exact_sow
     from mlsched.formulations import sow
     from mlsched.online.sow.mechanism import SowMechanism
-    from mlsched.sim.sow_run import DEFAULT_SAMPLES, run_sow
+    from mlsched.sim.sow_run import DEFAULT_SAMPLES, EXACT_LIMIT, run_sow
+    from mlsched.sow_metrics import benchmark_columns, paired_columns, ratio_bound
 
-    def run(instance: Any, policy: Any, *, samples: int = DEFAULT_SAMPLES, eps: float | None = None) -> Any:
+    def run(instance: Any, policy: Any, *, samples: int = DEFAULT_SAMPLES, exact_limit: int = EXACT_LIMIT,
+            eps: float | None = None) -> Any:
         if eps is not None:
             if not hasattr(policy, "configure"):
                 raise UsageError(f"--eps applies to the SoW mechanisms, not {policy.name}")
             policy.configure(eps=eps)
-        return run_sow(instance, policy, samples=samples)
+        return run_sow(instance, policy, samples=samples, exact_limit=exact_limit)
+
+    def evaluate(instance: Any, result: Any) -> dict[str, Any]:
+        return {**result.summary(instance), "ratio_bound": ratio_bound(result.constants)}
 
     algorithms: dict[str, Callable[..., Any]] = {
         "sow-adversarial": SowMechanism, "sow-fifo": partial(SowMechanism, eviction="fifo", name="sow-fifo"),
@@ -179,9 +213,10 @@ def _sow() -> System:
         "greedy": GreedyStart, "reservation": UpFrontReservation}
     return System(name="sow", family="sow", variants=sow.SOW_VARIANTS, algorithms=algorithms,
                   default_algorithms=("sow-adversarial", "sow-fifo", "sow-evict-all", "greedy", "reservation"), score_name="welfare", exact=exact_sow,
-                  run=run, evaluate=lambda instance, result: result.summary(instance), build=sow.build,
-                  relaxable=True, ratio_variant="hindsight", run_options=("samples", "eps"),
-                  paired_options=("samples",),
+                  run=run, evaluate=evaluate, build=sow.build,
+                  relaxable=True, ratio_variant="hindsight", run_options=("samples", "exact_limit", "eps"),
+                  paired_options=("samples", "exact_limit"), benchmark_columns=benchmark_columns,
+                  paired_columns=paired_columns,
                   applies=lambda instance, variant: not (instance.stochastic and variant in ("lp-r", "lp-rp")))
 
 

@@ -5,8 +5,10 @@ and the transfers between tenants, whatever produced them.
   g_u       = sum_{j of u} (f_j(t_j^+) - c_j) + sum_j rho^u_j    (§1.6, self-payments included)
   share_u   = (q_w^u / sum q_w + q_p^u / sum q_p) / 2
   alpha_u   = (g_u / REV) / share_u;  Var_alpha = population variance over the tenants with a share (A23)
-  SI_u      = g_u / g_u^excl   (against the tenant's exclusive partition)
-  PR        = REV_alg / REV_opt, reported beside OPT / ALG
+  SI_u      = g_u / g_u^excl   (against the tenant's exclusive partition; NaN without a share, A23,
+                                or when g_u^excl <= 0)
+  PR        = REV_alg / REV_opt, reported beside OPT / ALG; with OPT only bracketed by an incumbent and
+              a bound, the interval [ALG / UB, ALG / incumbent] (its ends swap when ALG < 0)
   util(t)   = sum_{s, j} y_js(t) / sum_s C_sw;  makespan = max_j t_j^+
 """
 
@@ -76,9 +78,25 @@ def summary(instance: MultiTenantInstance, utilities: np.ndarray, ran: np.ndarra
             "utilization": float(util.mean()) if util.size else 0.0, "makespan": makespan}
 
 
-def performance_ratio(alg: float, opt: float) -> dict[str, Any]:
-    """PR = ALG / OPT beside OPT / ALG; ALG <= 0 makes OPT / ALG meaningless, and says so."""
-    pr = alg / opt if opt > 0 else math.nan
-    inverse = opt / alg if alg > 0 else math.nan
+def sharing_incentive(instance: MultiTenantInstance, gains: np.ndarray, exclusive: np.ndarray) -> dict[str, Any]:
+    """SI_u = g_u / g_u^excl per tenant; its mean and minimum over the tenants where it is defined,
+    how many fall below 1 (BSI-2 fails: g_u < g_u^excl), and how many are undefined (A23)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        si = np.where((fair_shares(instance) > 0) & (exclusive > 0), gains / exclusive, np.nan)
+    defined = si[~np.isnan(si)]
+    return {"si": si, "si_mean": float(defined.mean()) if defined.size else math.nan,
+            "si_min": float(defined.min()) if defined.size else math.nan,
+            "si_below_one": int((gains < exclusive - 1e-9 * np.maximum(1.0, np.abs(exclusive)))[~np.isnan(si)].sum()),
+            "si_undefined": int(np.isnan(si).sum())}
+
+
+def performance_ratio(alg: float, opt_low: float, opt_high: float | None = None) -> dict[str, Any]:
+    """PR = ALG / OPT beside OPT / ALG for a proven OPT (``opt_high`` None or equal), else the
+    interval [ALG / UB, ALG / incumbent] with ``pr`` NaN; ALG <= 0 makes OPT / ALG meaningless, and says so."""
+    high = opt_low if opt_high is None else opt_high
+    ends = sorted((alg / high, alg / opt_low)) if opt_low > 0 else [math.nan, math.nan]
+    proven = high == opt_low
+    inverse = opt_low / alg if alg > 0 and proven else math.nan
     note = "" if alg > 0 else "ALG <= 0: OPT/ALG undefined"
-    return {"pr": pr, "opt_over_alg": inverse, "note": note}
+    return {"pr": ends[0] if proven else math.nan, "pr_low": ends[0], "pr_high": ends[1], "opt_over_alg": inverse,
+            "note": note}

@@ -10,10 +10,12 @@ from astraea_builders import ex
 
 from mlsched.cli import main
 from mlsched.errors import UsageError
+from mlsched.baselines.batchsche import exclusive_gains
 from mlsched.instance.generators.astraea import deal_servers, generate_astraea
 from mlsched.online.astraea import Astraea
 from mlsched.sim.tenant_run import run_tenant
 from mlsched.systems import get_system
+from mlsched.tenant_metrics import performance_ratio
 
 
 def cli(capsys, *args):
@@ -88,3 +90,56 @@ def test_a_partition_that_does_not_hold_the_quota_is_one_line_and_exit_2(capsys,
     bad.write_text(json.dumps(doc))
     code, _, err = cli(capsys, "validate", bad)
     assert code == 2 and "tenants[0].servers" in err and str(bad) in err
+
+
+def test_astraea_can_cap_its_workers_at_the_trace_request():
+    """A13's astraea_cap_by_trace_gpus: W = 1..min(g_j^tr, D_j) instead of 1..D_j."""
+    inst = generate_astraea(jobs=12, servers=8, users=3, profile="small", seed=5)
+    cap = np.array([min(job.gpus, job.chunks) for job in inst.jobs])
+    capped, free = Astraea(cap_by_trace_gpus=True).run(inst), Astraea().run(inst)
+    assert (capped.schedule.workers.sum(axis=1) <= cap).all()
+    assert (free.schedule.workers.sum(axis=1) > cap).any()
+    batch = run_tenant(inst, get_system("astraea").policy("batchsche"))
+    assert batch.schedule.start.any()
+
+
+def test_baseline_toggles_from_the_command_line(capsys, tmp_path):
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(generate_astraea(jobs=8, servers=5, users=2, profile="small", seed=1).to_dict()))
+    code, out, _ = cli(capsys, "run", path, "-a", "hived", "--no-opportunistic", "--migration-cost", 0.2, "--json")
+    assert code == 0 and json.loads(out)["jobs"] == 8
+    code, _, err = cli(capsys, "run", path, "-a", "gandiva_fair", "--no-opportunistic")
+    assert code == 2 and "opportunistic" in err
+    code, _, err = cli(capsys, "run", path, "-a", "astraea", "--migration-cost", 0.2)
+    assert code == 2 and "--migration-cost" in err
+    with pytest.raises(SystemExit) as stop:
+        cli(capsys, "run", path, "-a", "hived", "--migration-cost", 1)
+    assert stop.value.code == 2 and "[0, 1)" in capsys.readouterr().err
+
+
+def test_sharing_incentive_is_one_for_batchsche_and_undefined_without_quota():
+    sysm = get_system("astraea")
+    inst = generate_astraea(jobs=12, servers=8, users=3, profile="small", seed=5)
+    row = sysm.evaluate(inst, sysm.execute(inst, sysm.policy("batchsche")))
+    assert row["si_mean"] == pytest.approx(1.0) and row["si_min"] == pytest.approx(1.0) and row["si_below_one"] == 0
+    ours = sysm.evaluate(inst, sysm.execute(inst, sysm.policy("astraea")))
+    gains = sysm.execute(inst, sysm.policy("astraea")).gains(inst)
+    alone = exclusive_gains(inst)
+    defined = alone > 0
+    assert ours["si_mean"] == pytest.approx(float(np.mean(gains[defined] / alone[defined])))
+    # A23: u2 owns no quota; its job may still run on pooled resources, but alpha_2 and SI_2 are undefined
+    shared = ex(("j11", "j12", "j21"), tenants=((8, 4), (0, 0)))
+    row = sysm.evaluate(shared, sysm.execute(shared, sysm.policy("astraea")))
+    assert row["tenants_without_share"] == 1 and row["si_undefined"] == 1
+    assert not np.isnan(row["alpha_mean"]) and row["var_alpha"] == pytest.approx(0.0)
+    assert np.isnan(exclusive_gains(shared)[1])
+
+
+def test_performance_ratio_interval_when_opt_is_not_proven():
+    proven = performance_ratio(50.0, 80.0)
+    assert proven["pr"] == pytest.approx(0.625) and proven["opt_over_alg"] == pytest.approx(1.6)
+    bracket = performance_ratio(50.0, 80.0, 100.0)
+    assert np.isnan(bracket["pr"]) and (bracket["pr_low"], bracket["pr_high"]) == pytest.approx((0.5, 0.625))
+    negative = performance_ratio(-10.0, 80.0, 100.0)
+    assert (negative["pr_low"], negative["pr_high"]) == pytest.approx((-0.125, -0.1))
+    assert negative["note"].startswith("ALG <= 0")

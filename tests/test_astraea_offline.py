@@ -13,7 +13,8 @@ from astraea_builders import ex, job, system
 from mlsched.cli import main
 from mlsched.formulations import astraea
 from mlsched.instance import dumps, loads
-from mlsched.instance.multi_tenant import duration, eq1_rates
+from mlsched.instance.multi_tenant import duration
+from mlsched.instance.parameter_server import eq1_rates
 from mlsched.sim.multi_tenant_check import TenantSchedule, check, realized_utilities
 from mlsched.solve import Status, solve
 
@@ -145,3 +146,35 @@ def test_cli_solve(tmp_path, capsys):
     assert doc["status"] == "optimal" and doc["objective"] == pytest.approx(110)
     assert main(["solve", str(target), "--variant", "ub-pool"]) == 0
     assert main(["solve", str(target), "--variant", "all-jobs", "--relax"]) == 0
+
+
+def test_oasis_and_astraea_share_the_minibatch_time_and_ps_count():
+    """One definition of a mini-batch's time (Eq. (1), OASiS's W_i) and of the PS count of (3i) / eq. (6)."""
+    from mlsched.instance import load
+    from mlsched.instance.parameter_server import minibatch_slots, ps_needed
+
+    oasis = load("oasis/fig5-small-seed0")
+    for task in oasis.jobs:
+        assert task.chunk_time(oasis.slot_seconds) == task.minibatches * minibatch_slots(
+            task.minibatch_time, task.gradient_mb, task.worker_bandwidth, oasis.slot_seconds)
+        assert [task.ps_needed(y) for y in range(6)] == [ps_needed(y, task.worker_bandwidth, task.ps_bandwidth)
+                                                        for y in range(6)]
+    assert ps_needed(np.arange(6), 1, 2).tolist() == [0, 1, 1, 2, 2, 3]
+    assert ps_needed(3, 0.1, 0.3) == 1                                   # 1.0000000000000002 is one PS, not two
+    e = system([job("J", "u1", arrival=0, chunks=4, epochs=3, central=1.0, distributed=0.8)],
+               servers=[(2, 1), (2, 1)], tenants=[(4, 2)], bandwidth=(1, 2))
+    schedule = TenantSchedule.empty(e)
+    schedule.start[0], schedule.workers[0], schedule.ps[0] = 1, [2, 2], [1, 0]
+    assert check(e, schedule, 10) == []                                    # 2 remote workers, 1 PS of twice their bandwidth
+    schedule.workers[0] = [1, 3]
+    assert any("(3i)" in line for line in check(e, schedule, 10))         # 3 remote workers need 2 PS
+
+
+def test_irmp_of_ex():
+    """IRMP(J_2, tau_2) of EX (Lemma 1): the four jobs from time 0, 4 slots; j22 cannot finish, the
+    others run centralized at their fastest on their own servers: 96 + 94 + 96."""
+    e = ex()
+    irmp = astraea.irmp(e, range(4), 4)
+    assert [j.arrival for j in irmp.jobs] == [0] * 4 and irmp.horizon == 4
+    assert opt(irmp) == pytest.approx(286)
+    assert opt(astraea.irmp(e, [0, 1], 2)) == pytest.approx(96)       # j12 needs 3 slots

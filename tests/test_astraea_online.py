@@ -9,6 +9,7 @@ import pytest
 from astraea_builders import ex, job, system
 
 from mlsched.errors import UsageError
+from mlsched.online.astraea.bounds import linear_gap_bound, theorem1_bound
 from mlsched.online.astraea import (
     Astraea, RoundView, constants, fitting_configurations, job_shape, placement_at, posted_prices, shared_payment)
 from mlsched.sim.multi_tenant_check import check, realized_utilities
@@ -74,6 +75,14 @@ def test_lambda_and_theta_of_ex():
     assert fixed.sigma == pytest.approx(4 * math.log(16)) and fixed.rounds == 24
     derived = constants(inst, fit)
     assert (derived.theta_w, derived.theta_p, derived.rounds) == (25.0, 49.0, 2)
+
+
+def test_theorem_1_bound_of_ex():
+    """§7.1: N = 4, L = 5, lambda = 2, k = -2 gives 4 ((31)(-2) - (63)(3)(-2)) = 1264."""
+    inst = ex()
+    assert linear_gap_bound(4, 5, 2, -2.0, -2.0) == pytest.approx(1264)
+    run = Astraea(theta=SIXTEEN).run(inst)
+    assert run.batches == 5 and theorem1_bound(inst, run.batches, run.constants.rounds) == ("gap", pytest.approx(1264))
 
 
 def test_theory_lambda_rejects_sigma_at_most_one():

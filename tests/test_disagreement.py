@@ -12,7 +12,8 @@ import mlsched.solve as solve_module
 from mlsched.cli import main
 from mlsched.formulations import oasis
 from mlsched.instance import load
-from mlsched.solve import Status, solve, solve_model_file
+from mlsched.model_files import solve_model_file
+from mlsched.solve import Status, solve
 
 ROOT = Path(__file__).resolve().parents[1]
 T1 = ROOT / "tests" / "data" / "t1.json"        # OPT 27 (spec oracle T1)
@@ -22,8 +23,8 @@ MODEL_TRUTH = 28.12356091
 
 def wrong_verifier(monkeypatch, status: Status, objective: float | None, values: dict[str, float] | None = None):
     """Every cross-certification now asks a verifier that answers ``objective`` with ``values``."""
-    claim = solve_module._FileSolve(status, objective, objective, "scip", values or {})
-    monkeypatch.setattr(solve_module, "_solve_lp_file", lambda path, time_limit: claim)
+    claim = solve_module.FileSolve(status, objective, objective, "scip", values or {})
+    monkeypatch.setattr(solve_module, "solve_lp_file", lambda path, time_limit: claim)
 
 
 def test_verifier_claiming_a_better_optimum_without_a_solution_is_not_believed(monkeypatch):

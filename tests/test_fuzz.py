@@ -1,6 +1,7 @@
 """Fuzzed instance files (1,000 seeded cases): the loader and the CLI either accept a file or
 report one clear line per problem naming the file and field, with exit code 2 — never a
-traceback, a hang or another exit code."""
+traceback, a hang or another exit code. Fuzzed model files (200 seeded cases): `mlsched solve`
+prints one status line without a solver infinity or NaN, or refuses in one line with exit 2."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from mlsched.cli import main
 from mlsched.errors import InstanceError
-from mlsched.fuzz import mutate
+from mlsched.fuzz import mutate, mutate_model
 from mlsched.instance import ClusterJobsInstance, SowInstance, ThemisInstance, load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,3 +58,24 @@ def test_mutated_files_fail_cleanly(doc, seed, rounds, tmp_path_factory, capsys)
     path = tmp_path_factory.getbasetemp() / "fuzz.json"
     path.write_bytes(data)
     check_file(path, capsys)
+
+
+MODEL_SEEDS = [p.read_text(errors="replace") for p in sorted((ROOT / "tests" / "data" / "hostile" / "models").glob("*.lp"))
+               if p.stat().st_size > 0] + [(ROOT / "tests" / "regressions" / "highs-presolve-wrong-optimum.lp").read_text()]
+
+
+@settings(max_examples=200, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(seed_file=st.sampled_from(range(len(MODEL_SEEDS))), seed=st.integers(0, 2**32 - 1))
+def test_mutated_model_files_get_one_honest_line(seed_file, seed, tmp_path_factory, capsys):
+    path = tmp_path_factory.getbasetemp() / "fuzz.lp"
+    path.write_bytes(mutate_model(MODEL_SEEDS[seed_file], np.random.default_rng(seed)))
+    code = main(["solve", str(path), "--time-limit", "5"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    if code == 2:
+        assert out == "" and err.count("\n") == 1 and err.startswith(f"{path}: ")
+    else:
+        assert code in (0, 1) and err == "" and out.count("\n") == 1
+        shown = out.replace("infeasible", "").lower()
+        assert "nan" not in shown and " inf" not in shown and "1e+20" not in shown

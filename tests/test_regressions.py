@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from mlsched import bruteforce
 from mlsched.formulations import oasis
 from mlsched.instance import load
+from mlsched.model_files import solve_model_file
 from mlsched.solve import (
     CROSSED_BOUND_TOL,
     ArrayProgram,
@@ -25,7 +26,6 @@ from mlsched.solve import (
     settle_crossed_bound,
     solve,
     solve_arrays,
-    solve_model_file,
 )
 
 HERE = Path(__file__).resolve().parent / "regressions"

@@ -92,3 +92,52 @@ def test_misreported_width_runs_on_the_reported_nodes(tmp_path):
     runs = run_sow(inst, SowMechanism(eps=0.2))
     job = runs.outcomes[0].jobs[0]
     assert runs.problems == [] and job.status == "completed" and job.value == 0.0 and job.payment > 0
+
+
+def test_every_algorithm_variant_and_sampling_option_end_to_end(tmp_path, capsys):
+    f, st = tmp_path / "a.json", tmp_path / "st.json"
+    assert cli(capsys, "generate", "sow", "--jobs", 5, "--capacity", 4, "--signal", "const", "--seed", 3, "-o", f)[0] == 0
+    assert cli(capsys, "generate", "sow", "--variant", "stochastic", "--sows", 2, "--jobs", 4, "--capacity", 8,
+               "--seed", 1, "-o", st)[0] == 0
+    values = {}
+    for variant in ("hindsight", "lp-r", "lp-rp", "lp-e"):
+        code, out, _ = cli(capsys, "solve", f, "--variant", variant, "--json")
+        values[variant] = json.loads(out)["objective"]
+        assert code == 0 and json.loads(out)["status"] == "optimal"
+    code, out, _ = cli(capsys, "solve", f, "--relax", "--json")
+    assert code == 0 and values["hindsight"] - 1e-7 <= json.loads(out)["objective"] <= values["lp-r"] + 1e-7
+    assert values["lp-rp"] <= values["lp-r"] + 1e-7 and values["lp-e"] == pytest.approx(values["lp-r"])
+    code, out, _ = cli(capsys, "solve", f, "--exact-limit", 0, "--samples", 30, "--json")
+    assert code == 0 and "30 sampled realizations, 95% CI" in json.loads(out)["message"]
+    code, _, err = cli(capsys, "solve", st, "--variant", "lp-r")
+    assert code == 2 and "lp-e" in err
+    for algorithm in ("sow-adversarial", "sow-fifo", "sow-evict-all", "greedy", "reservation"):
+        code, out, _ = cli(capsys, "run", f, "-a", algorithm, "--exact-limit", 0, "--samples", 25, "--json")
+        run = json.loads(out)
+        assert code == 0 and run["check_problems"] == 0 and run["realizations"] == 25, algorithm
+        assert not run["exact_expectation"]
+    code, out, _ = cli(capsys, "run", st, "-a", "sow-stochastic", "--eps", 0.1, "--json")
+    run = json.loads(out)
+    assert code == 0 and run["check_problems"] == 0 and run["exact_expectation"] and run["delta"] == 0.1
+    assert 0 < run["fua_loss"] <= 1 + 1e-9 and run["alpha_e"] == pytest.approx(4 / run["fua_loss"])
+    code, _, err = cli(capsys, "run", f, "-a", "sow-stochastic")
+    assert code == 2 and "sigma = l" in err
+
+
+def test_compare_reports_the_section_8_columns(tmp_path, capsys):
+    f = tmp_path / "s.json"
+    assert cli(capsys, "generate", "sow", "--jobs", 6, "--capacity", 4, "--seed", 2, "-o", f)[0] == 0
+    code, out, _ = cli(capsys, "compare", f, "--exact-limit", 0, "--samples", 60, "--json", "-q")
+    rows = json.loads(out)
+    assert code == 0 and len(rows) == 5
+    for row in rows:
+        for column in ("welfare", "opt", "ratio", "ratio_ci_low", "ratio_ci_high", "lp_r", "lp_rp", "lp_e",
+                       "relaxed_welfare", "eviction_cost", "evicted_rate", "cancelled_rate", "switched_rate",
+                       "removed_not_switched", "max_overload_frequency", "revenue", "utilization"):
+            assert column in row, column
+        assert row["ratio_ci_low"] <= row["ratio"] <= row["ratio_ci_high"]
+    assert any(row["ratio_ci_low"] < row["ratio_ci_high"] for row in rows)          # sampled: an interval
+    mech = rows[0]
+    assert mech["algorithm"] == "sow-adversarial" and mech["b_evict"] > 1 and mech["ratio_bound"] is None  # vacuous
+    for column in ("eta", "b_switch", "truthful_bound", "alpha_3", "price_condition", "reduction_condition"):
+        assert column in mech, column

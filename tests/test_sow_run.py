@@ -140,7 +140,7 @@ def test_no_failure_no_switch_claim_4_2_t6() -> None:
     seen_switch = removed = 0
     for seed in range(3):   # cheap prices and uncertain arrivals: overloads happen, the oracle sees them coming
         inst = generate_sow(jobs=30, capacity=4, d_max=1, max_duration=3, window=5, support=3, load=2.0, seed=seed)
-        runs = run_sow(inst, SowMechanism(eps=0.2, eps0=0.0, low=0.01, mu=2.0, seed=seed), samples=10)
+        runs = run_sow(inst, SowMechanism(eps=0.2, eps0=0.0, low=0.01, mu=2.0, seed=seed), samples=40)
         assert runs.problems == []
         for out in runs.outcomes:
             for j in out.jobs:
@@ -208,15 +208,28 @@ def test_reservation_holds_every_round_a_job_could_need() -> None:
 def test_round_trip_and_sampled_realizations_are_paired() -> None:
     inst = tiny_sow(5, jobs=12)
     assert loads(dumps(inst)) == inst
-    few = realizations(inst, samples=10, seed=4)
+    few = realizations(inst, samples=10, seed=4, exact_limit=0)
     assert not few.exact and len(few) == 10
-    again = realizations(inst.with_jobs(inst.jobs[:3]), samples=10, seed=4)
-    if not again.exact:
-        assert np.array_equal(few.arrival[:, :3], again.arrival)
-    h = exact_sow(inst, samples=10, seed=4)
+    again = realizations(inst.with_jobs(inst.jobs[:3]), samples=10, seed=4, exact_limit=0)
+    assert np.array_equal(few.arrival[:, :3], again.arrival)
+    h = exact_sow(inst, samples=10, seed=4, exact_limit=0)
     assert "95% CI" in h.message and h.status is Status.OPTIMAL
-    runs = run_sow(inst, GreedyStart(), samples=10, seed=4)
+    runs = run_sow(inst, GreedyStart(), samples=10, seed=4, exact_limit=0)
     assert np.all(runs.welfare() <= h.schedule + 1e-9)
+
+
+def test_enumeration_up_to_20000_realizations_else_paired_draws() -> None:
+    # spec §2.5: OPT exact by enumeration up to 20,000 joint realizations, else >= 2,000 paired draws
+    inst = generate_sow(jobs=14, support=3, seed=6)
+    points = inst.support_points()
+    assert 2_000 < points <= 20_000
+    every = realizations(inst)
+    assert every.exact and len(every) == points and math.isclose(every.weights.sum(), 1.0)
+    assert not realizations(inst, exact_limit=points - 1).exact
+    bigger = generate_sow(jobs=30, support=3, seed=1)
+    assert bigger.support_points() > 20_000
+    drawn = realizations(bigger)
+    assert not drawn.exact and len(drawn) == 2_000 and np.allclose(drawn.weights, 1 / 2_000)
 
 
 def test_t8_relaxed_welfare_is_alpha_3_competitive() -> None:
@@ -232,3 +245,107 @@ def test_t8_relaxed_welfare_is_alpha_3_competitive() -> None:
         assert out.relaxed_welfare >= bound - 1e-9
         checked += out.relaxed_welfare > 0
     assert checked > 20
+
+
+def test_a_job_outliving_its_report_runs_while_its_price_is_finite() -> None:
+    # J reports only l = 1 but runs 3 rounds (sigma constant). Under a fixed menu it completes and pays
+    # 3 (1 per node-round); under Alg. 3 its 2-round price meets the guard's infinity (J0's relaxed usage
+    # at rounds 2-3 is 1 > C' - d_max = 0.67), so it is stopped at round 2 and pays 0.
+    doc = {"format": "mlsched/v1", "family": "sow", "name": "outlive", "capacity": 2, "d_max": 1,
+           "max_duration": 3, "max_value": 10, "window": 4,
+           "jobs": [{"id": "j0", "birth": 1, "width": 1, "values": [10, 10, 10],
+                     "support": [{"arrival": 2, "duration": 2, "prob": 1}]},
+                    {"id": "j", "birth": 1, "width": 1, "values": [10, 10, 10],
+                     "support": [{"arrival": 1, "duration": 1, "signal": 0, "prob": 0.5},
+                                 {"arrival": 1, "duration": 3, "signal": 0, "prob": 0.5}],
+                     "reported": {"support": [{"arrival": 1, "duration": 1, "signal": 0, "prob": 1}]}}]}
+    inst = loads(json.dumps(doc))
+    real = Realization((2, 1), (2, 3), (2, 0))
+    fixed = SowMechanism(menu="fixed", unit_price=1.0, oracle="none").simulate(inst, real)
+    job = fixed.jobs[1]
+    assert (job.status, job.start, job.completion, job.payment, job.value) == ("completed", 1, 3, 3.0, 10.0)
+    assert sow_check.check(inst, real, fixed) == []
+    guarded = SowMechanism(eps=0.2, oracle="none").simulate(inst, real)
+    job = guarded.jobs[1]
+    assert guarded.jobs[0].start == 2 and np.isfinite(job.prices[1, 0]) and np.isinf(job.prices[1, 1])
+    assert (job.status, job.start, job.removed_at, job.payment) == ("outside_support", 1, 2, 0.0)
+    assert guarded.jobs[0].status == "completed" and sow_check.check(inst, real, guarded) == []
+    job.status, job.completion, job.value, job.payment = "completed", 3, 10.0, float(job.prices[1, 2])
+    assert any("infinite" in p for p in sow_check.check(inst, real, guarded))
+
+
+def test_switched_jobs_have_positive_estimates_with_the_exact_oracle_t6() -> None:
+    seen = 0
+    for seed in range(40):
+        inst = tiny_sow(400 + seed, jobs=6, capacity=2 + seed % 2, births=2, window=5, max_duration=2)
+        runs = run_sow(inst, SowMechanism(oracle="exact", eps=0.05, eps0=0.0, low=0.01, mu=2.0))
+        assert runs.problems == []
+        for out in runs.outcomes:
+            for j in out.jobs:
+                if j.switched:
+                    seen += 1
+                    assert j.max_estimate > 0
+    assert seen > 0
+
+
+def test_t8_constant_signal_against_lp_rp() -> None:
+    # T8 for sigma != l (A3): W_R >= LP-RP(C') / alpha_3 when no job is switched, u <= C'.
+    for seed in range(20):
+        inst = tiny_sow(950 + seed, jobs=8, capacity=6, d_max=1, max_duration=2, window=4, max_value=4.0, births=3,
+                        signal="const")
+        mech = SowMechanism(oracle="none", eps=0.2)
+        out = mech.simulate(inst, realizations(inst).row(0))
+        assert not any(j.switched for j in out.jobs) and out.relaxed_usage.max(initial=0.0) <= 5 + 1e-9
+        lp_rp = exact_sow(inst, variant="lp-rp", supply=5.0).objective
+        assert lp_rp <= exact_sow(inst, variant="lp-r", supply=5.0).objective + 1e-9
+        assert out.relaxed_welfare >= lp_rp / mech.constants(inst)["alpha_3"] - 1e-9
+
+
+def test_later_births_change_nothing_before_them_with_bundles_t5() -> None:
+    # T5 with the App. E menu: the offline bundles stay those of the first jobs.
+    base = generate_sow(jobs=6, capacity=12, d_max=2, variant="stochastic", seed=4)
+    mech = SowMechanism(menu="bundles", eps=0.2, seed=2)
+    mech.prepare(base)
+    drawn = base.concrete(tuple(0 for _ in base.jobs))
+    extra = generate_sow(jobs=3, capacity=12, d_max=2, seed=9)
+    shift = max(j.birth for j in base.jobs)
+    later = tuple(replace(j, id=f"x{n}", birth=j.birth + shift,
+                          sow=replace(j.sow, support=tuple(replace(p, arrival=p.arrival + shift)
+                                                           for p in j.sow.support)))
+                  for n, j in enumerate(extra.jobs))
+    grown = drawn.with_jobs(drawn.jobs + later)
+    reals = realizations(grown, samples=20, exact_limit=0)
+    for m in range(len(reals)):
+        real = reals.row(m)
+        short = Realization(real.arrival[:6], real.duration[:6], real.signal[:6], real.sow_index[:6])
+        a, b = mech.simulate(drawn, short, m), mech.simulate(grown, real, m)
+        for x, y in zip(a.jobs, b.jobs[:6], strict=True):
+            assert (x.plan, x.start, x.status, x.completion, x.payment, x.max_estimate) == (
+                y.plan, y.start, y.status, y.completion, y.payment, y.max_estimate)
+
+
+def test_report_figures_bound_interval_and_price_trajectory() -> None:
+    from mlsched.sow_metrics import price_trajectory, ratio_bound, ratio_interval
+
+    # Theorem 4.1's bound alpha (1 + delta) / ((1 - B_evict)(1 - B_switch)); vacuous once B_evict >= 1
+    assert ratio_bound({"alpha_3": 10.0, "delta": 0.2, "b_evict": 0.1, "b_switch": 0.05}) == pytest.approx(
+        10 * 1.2 / (0.9 * 0.95))
+    assert ratio_bound({"alpha_e": 4.0, "delta": 0.1, "b_evict": 0.0, "b_switch": 0.0}) == pytest.approx(4.4)
+    assert ratio_bound({"alpha_3": 10.0, "delta": 0.2, "b_evict": 1.5, "b_switch": 0.05}) == math.inf
+    assert math.isnan(ratio_bound({}))
+    # the delta-method interval: a point when enumerated; around the ratio of means when drawn
+    opt, welfare = np.array([2.0, 4.0, 3.0, 5.0]), np.array([1.0, 4.0, 2.0, 5.0])
+    weights = np.full(4, 0.25)
+    point = ratio_interval(opt, welfare, weights, exact=True)
+    assert point["ratio_ci_low"] == point["ratio_ci_high"] == pytest.approx(14 / 12)
+    drawn = ratio_interval(opt, welfare, weights, exact=False)
+    resid = (opt - 14 / 12 * welfare) / 3.0
+    half = 1.96 * math.sqrt(np.mean((resid - resid.mean()) ** 2) / 4)
+    assert drawn["ratio_ci_low"] == pytest.approx(14 / 12 - half) and drawn["ratio_ci_high"] == pytest.approx(14 / 12 + half)
+    # T3's trajectory: usage 4 at rounds 2 and 3, p(4) = 4, the other rounds at L = 0.25
+    inst, mech = t3_instance(), SowMechanism(eps=0.2)
+    out = run_sow(inst, mech).outcomes[0]
+    table = price_trajectory(mech, inst, out)
+    assert list(table.columns) == ["round", "relaxed_usage", "unit_price", "load"]
+    assert table.unit_price[2] == table.unit_price[3] == pytest.approx(4.0) and table.unit_price[5] == 0.25
+    assert table.load[2] == table.load[3] == 4

@@ -3,6 +3,8 @@ Gandiva_fair and HiveD baselines."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from astraea_builders import ex
@@ -12,6 +14,7 @@ from mlsched.baselines.hived import HiveD
 from mlsched.baselines.tenant_placement import FreeSlots, first_fit, gang_size
 from mlsched.instance.generators.astraea import tiny_astraea
 from mlsched.sim.tenant_run import run_tenant
+from mlsched.errors import UsageError
 from mlsched.sim.tenant_slots import SlotRun, check_slots, run_slots
 
 
@@ -117,3 +120,64 @@ def test_hived_keeps_opportunistic_jobs_on_whole_idle_servers() -> None:
                 continue
             mine = np.flatnonzero(workers > 0)
             assert all(hosts[int(s)] == {j} for s in mine)        # opportunistic: alone on its servers
+
+
+class Hopping:
+    """j11 of EX on server s1 in even slots and s2 in odd ones: every slot after the first is a migration."""
+
+    name = "hopping"
+    stationary = False
+
+    def __init__(self, migration_cost: float = 0.0):
+        self.migration_cost = migration_cost
+
+    def start(self, instance):
+        self.instance = instance
+
+    def decide(self, t, pending, progress):
+        workers, ps = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64)
+        workers[t % 2], ps[t % 2] = 2, 1
+        return [(pending[0], workers, ps)] if pending else []
+
+
+def test_migration_cost_slows_a_moving_job_and_the_checker_recomputes_it() -> None:
+    # B = 4 mini-batches at 2 per slot from slot 4: 2 slots when free; with c = 0.5 slot 4 trains 2,
+    # each later (migrated) slot 1: done in slot 6
+    inst = ex(jobs=("j11",))
+    assert run_slots(inst, Hopping()).completion.tolist() == [5]
+    costly = run_slots(inst, Hopping(0.5))
+    assert costly.completion.tolist() == [6] and costly.migration_cost == 0.5
+    assert check_slots(inst, costly) == []
+    assert any("completes in slot" in p for p in check_slots(inst, dataclasses.replace(costly, migration_cost=0.0)))
+    with pytest.raises(UsageError, match="migration_cost"):
+        run_slots(inst, Hopping(1.0))
+
+
+def test_baselines_pay_the_migration_cost() -> None:
+    slower = 0
+    for seed in range(20):
+        inst = tiny_astraea(seed)
+        free, costly = run_tenant(inst, GandivaFair()), run_tenant(inst, GandivaFair(), migration_cost=0.5)
+        assert check_slots(inst, costly) == [] and costly.migration_cost == 0.5
+        slower += int(costly.completion.sum() > free.completion.sum())
+    assert slower > 0                  # some job moved and paid for it
+    assert run_tenant(tiny_astraea(1), HiveD(migration_cost=0.3)).migration_cost == 0.3
+
+
+def test_hived_without_opportunistic_jobs_keeps_every_tenant_within_its_quota() -> None:
+    breaches = 0
+    for seed in range(40):
+        inst = tiny_astraea(seed)
+        assert not _beyond_quota(inst, run_tenant(inst, HiveD(), opportunistic=False))
+        breaches += int(_beyond_quota(inst, run_tenant(inst, HiveD())))
+    assert breaches > 0                # with opportunistic jobs some tenants do run beyond their quota
+
+
+def _beyond_quota(inst, run) -> bool:
+    owners = np.array([inst.jobs[j].owner for j in run.job], dtype=np.int64)
+    quota = np.array([u.workers for u in inst.tenants])
+    for t in range(1, run.slots + 1):
+        live = (run.first <= t) & (run.last >= t)
+        if (np.bincount(owners[live], weights=run.workers[live], minlength=len(quota)) > quota).any():
+            return True
+    return False

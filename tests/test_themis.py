@@ -27,14 +27,14 @@ def test_t5_worked_example():
     assert app.t_id == pytest.approx(2500)
     assert [len(p.work) for p in app.phases] == [4, 2, 1]
     two = [0, 1]
-    assert [phase_time(p, two, SIXTEEN, app.profile) for p in app.phases] == pytest.approx([1600, 1600, 1800])
+    assert [phase_time(p, two, SIXTEEN, app.profile, app.speeds) for p in app.phases] == pytest.approx([1600, 1600, 1800])
     assert rho(app, two, SIXTEEN) == pytest.approx(2.0, abs=1e-12)
     expected = {1: 4.0, 4: 1.064, 8: 0.532, 16: 259 / 750}
     for k, value in expected.items():
         assert rho(app, list(range(k)), SIXTEEN) == pytest.approx(value, rel=1e-12)
     assert math.isinf(rho(app, [], SIXTEEN))
     revised = App((Phase((120 * 16, 100 * 16), (8, 8)), Phase((120 * 36,), (8,))), t_id=2500)
-    assert [phase_time(p, two, SIXTEEN, revised.profile) for p in revised.phases] == pytest.approx([1920, 2160])
+    assert [phase_time(p, two, SIXTEEN, revised.profile, revised.speeds) for p in revised.phases] == pytest.approx([1920, 2160])
 
 
 def test_t9_rho_monotone_in_gpus_and_linear_in_elapsed():

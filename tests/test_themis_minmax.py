@@ -120,3 +120,50 @@ def test_finished_app_and_bad_data():
         min_max_rho([0.0, 1.0], [10.0], [1.0], [1], [0.0], 1)
     with pytest.raises(UsageError):
         min_max_rho([0.0], [0.0], [1.0], [1], [0.0], 1)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_direct_cone_program_matches_the_cvxpy_model(seed):
+    """Heterogeneous rounds (three GPU types, some throughputs 0): Clarabel's native interface and
+    the cvxpy model reach the same min-max rho, and the direct answer is feasible."""
+    rng = np.random.default_rng(200 + seed)
+    n = int(rng.integers(2, 30))
+    thr = rng.uniform(0.1, 5.0, size=(n, 3)) * (rng.random((n, 3)) > 0.15)
+    thr[:, 0] = np.maximum(thr[:, 0], 0.5)
+    scale = rng.choice([1, 2, 4, 8], size=n).astype(float)
+    capacity = rng.choice([4.0, 8.0, 36.0], size=3)
+    elapsed = rng.uniform(0, 1000, size=n)
+    iso = elapsed * rng.uniform(0.2, 1.0, size=n)
+    steps = rng.uniform(10, 5000, size=n) * (rng.random(n) > 0.1)
+    direct = min_max_rho(elapsed, steps, thr, scale, iso, capacity)
+    model = min_max_rho(elapsed, steps, thr, scale, iso, capacity, method="cvxpy")
+    assert direct.status is Status.OPTIMAL and model.status is Status.OPTIMAL
+    assert direct.max_rho == pytest.approx(model.max_rho, rel=1e-7)
+    assert direct.x.shape == (n, 3)
+    assert np.all(scale @ direct.x <= capacity + 1e-7) and np.all(direct.x.sum(axis=1) <= 1 + 1e-7)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_types_with_equal_throughputs_pool_into_one(seed):
+    """When every app runs equally fast on every type, the typed program is the one-type program
+    on all the GPUs (fractions split freely over the types)."""
+    rng = np.random.default_rng(300 + seed)
+    n = int(rng.integers(2, 8))
+    thr = rng.uniform(0.2, 10.0, size=n)
+    scale = rng.choice([1, 2, 4], size=n).astype(float)
+    capacity = np.array([2.0, 4.0, 2.0])
+    elapsed = rng.uniform(0, 1000, size=n)
+    iso = elapsed * rng.uniform(0.2, 1.0, size=n)
+    steps = rng.uniform(10, 5000, size=n)
+    pooled = min_max_rho(elapsed, steps, thr, scale, iso, float(capacity.sum()))
+    typed = min_max_rho(elapsed, steps, np.repeat(thr[:, None], 3, axis=1), scale, iso, capacity,
+                        thr_iso=pooled.thr_iso)
+    assert typed.max_rho == pytest.approx(pooled.max_rho, rel=1e-7)
+    best = bisection_minimum(elapsed, steps, thr, scale, iso, float(capacity.sum()), pooled.thr_iso)
+    assert typed.max_rho == pytest.approx(best, rel=1e-6)
+
+
+def test_isolated_share_over_types_follows_gavel():
+    """(C_k / n) / scale_i per type, each row scaled to sum to at most 1."""
+    share = isolated_share([1, 4], [4.0, 2.0])
+    assert share.tolist() == [[2 / 3, 1 / 3], [0.5, 0.25]]

@@ -68,6 +68,7 @@ def test_wheel_contents(installed):
     assert "mlsched/data/traces/philly-2017-10-01-to-15-le2gpu.csv.gz" in names
     assert "mlsched/data/traces/gavel-model-mix.csv" in names
     assert "mlsched/data/instances/oasis/fig5-small-seed0.json" in names
+    assert "mlsched/data/sweeps/oasis-fig5.yaml" in names
     assert not any(name.startswith(("tests/", "instances/", "models/", "notebooks/")) for name in names)
 
 
@@ -92,6 +93,7 @@ def tour_commands() -> list[list[str]]:
         ["solve", "themis/o1-small"],
         ["validate", "multi-tenant/ex-share"],
         ["solve", "multi-tenant/o3", "--variant", "all-jobs"],
+        ["sweep", "oasis-fig5", "--dry-run"],
     ]
 
 

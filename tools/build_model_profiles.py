@@ -4,7 +4,9 @@
 
 One profile per model at one batch size (the largest batch size measured alone on one GPU of
 every type), with iteration time per GPU type and the throughput scaling over 1, 2, 4 and 8
-GPUs. Gradient sizes are parameter counts x 4 bytes; the counts are general knowledge, not
+GPUs; ``job_types`` keeps every measured throughput of the model alone, by Gavel job type
+("ResNet-50 (batch size 32)"), GPU type and GPU count, 0 included (the job does not fit there),
+for Gavel's traces. Gradient sizes are parameter counts x 4 bytes; the counts are general knowledge, not
 Gavel's data, and each profile says how sure that figure is.
 """
 
@@ -39,14 +41,22 @@ def parse_key(key: str) -> tuple[str, int | None, int]:
     return (match.group(1), int(match.group(2)), gpus) if match else (name, None, gpus)
 
 
+def _batch(job_type: str) -> int:
+    match = re.search(r"\(batch size (\d+)\)$", job_type)
+    return int(match.group(1)) if match else 0
+
+
 def main() -> None:
     source = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_SOURCE
     data = json.loads(source.read_text())
     table: dict[tuple[str, int | None], dict[str, dict[int, float]]] = {}
+    job_types: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
     for gpu in GPU_TYPES:
         for key, entry in data[gpu].items():
             model, batch, gpus = parse_key(key)
             table.setdefault((model, batch), {}).setdefault(gpu, {})[gpus] = entry["null"]
+            job_type = ast.literal_eval(key)[0]
+            job_types.setdefault(model, {}).setdefault(job_type, {}).setdefault(gpu, {})[str(gpus)] = entry["null"]
     out_dir = ROOT / "models"
     out_dir.mkdir(exist_ok=True)
     for model, (slug, millions, note) in PARAMETERS.items():
@@ -61,6 +71,8 @@ def main() -> None:
             "iteration_seconds": {g: 1.0 / per_gpu[g][1] for g in GPU_TYPES},
             "throughput_steps_per_second": {g: {str(n): per_gpu[g][n] for n in sorted(per_gpu[g]) if per_gpu[g][n] > 0}
                                             for g in GPU_TYPES},
+            "job_types": {name: {g: dict(sorted(curves[g].items(), key=lambda kv: int(kv[0]))) for g in GPU_TYPES}
+                          for name, curves in sorted(job_types[model].items(), key=lambda kv: _batch(kv[0]))},
             "gradient_mb": round(millions * 4.0, 3),
             "notes": {"gradient_mb": f"{millions}M parameters x 4 bytes; {note}"},
             "source": "stanford-futuredata/gavel scheduler/simulation_throughputs.json (MIT)",

@@ -7,7 +7,7 @@ FIFO while they fit in its entitlement. Idle entitlement is redistributed, free 
 the jobs left over are placed in order of their tenant's usage per ticket, then FIFO. A job runs
 W = min(g_j^tr, D_j) workers and one PS, placed first-fit over the servers with no locality
 preference; its rate follows that placement. Preemption and migration at slot boundaries keep
-progress and cost nothing. No payments.
+progress and cost ``migration_cost`` of a slot (default 0, :class:`GangScheduler`). No payments.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ get affinity-preserving placements: one server holding all W workers and the PS 
 server (the tenant's own servers first, when the instance gives its partition), otherwise whole
 idle servers. Jobs beyond the quota run opportunistically on whole idle servers only, after every
 guaranteed job; deciding afresh each slot preempts them (progress kept) when a guaranteed job needs
-their servers. W = min(g_j^tr, D_j). No payments.
+their servers (``opportunistic=False``, the hived_opportunistic toggle of spec §8: they wait for the
+quota instead). W = min(g_j^tr, D_j). No payments; ``migration_cost`` as in :class:`GangScheduler`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,16 @@ from mlsched.sim.tenant_slots import Allocation
 
 class HiveD(GangScheduler):
     name = "hived"
+
+    def __init__(self, seed: int = 0, *, migration_cost: float = 0.0, opportunistic: bool = True) -> None:
+        super().__init__(seed, migration_cost=migration_cost)
+        self.opportunistic = opportunistic
+
+    def configure(self, *, migration_cost: float | None = None, opportunistic: bool | None = None) -> None:
+        """Set the migration cost and whether jobs beyond the quota run opportunistically."""
+        super().configure(migration_cost=migration_cost)
+        if opportunistic is not None:
+            self.opportunistic = opportunistic
 
     def start(self, instance: MultiTenantInstance) -> None:
         super().start(instance)
@@ -43,7 +54,7 @@ class HiveD(GangScheduler):
                 free.take(*placed)
                 used[u] += self.size[j]
                 chosen.append((j, *placed))
-        for j in opportunistic:
+        for j in opportunistic if self.opportunistic else ():
             idle_now = free.idle(inst)
             idle = [s for s in self.order[inst.jobs[j].owner] if idle_now[s]]
             placed = self._affine(free, self.size[j], idle, whole_only=True)

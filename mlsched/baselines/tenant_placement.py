@@ -3,7 +3,8 @@
 A job runs W = min(g_j^tr, D_j) workers (D_j when the trace gave no GPU count) and one PS. Workers
 go where the caller's strategy puts them; the PS then goes to the server with a free PS slot that
 hosts the most of the job's workers, provided it covers the workers elsewhere (3i):
-(W - w_s) b_w <= b_p. Placements that cannot meet (3i) are refused.
+(W - w_s) b_w <= b_p (:func:`mlsched.instance.parameter_server.ps_needed` <= 1). Placements that
+cannot meet (3i) are refused.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlsched.instance.multi_tenant import MultiTenantInstance, TenantJob
+from mlsched.instance.parameter_server import ps_needed
 
 
 def gang_size(job: TenantJob) -> int:
@@ -22,14 +24,22 @@ def gang_size(job: TenantJob) -> int:
 
 
 class GangScheduler:
-    """What the preemptive baselines share: gang sizes, tenant quotas, and decisions that depend
-    only on the pending jobs (the slot engine may hold them until the next release or completion)."""
+    """What the preemptive baselines share: gang sizes, tenant quotas, decisions that depend only on
+    the pending jobs (the slot engine may hold them until the next release or completion), and the
+    migration cost (spec §5.2 [R], default 0): the fraction of a slot a job loses in a slot it runs
+    on another allocation than the last one it ran on."""
 
     name = "gang"
     stationary = True
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, *, migration_cost: float = 0.0) -> None:
         self.seed = seed
+        self.migration_cost = migration_cost
+
+    def configure(self, *, migration_cost: float | None = None) -> None:
+        """Set the migration cost after construction."""
+        if migration_cost is not None:
+            self.migration_cost = migration_cost
 
     def start(self, instance: MultiTenantInstance) -> None:
         self.instance = instance
@@ -61,7 +71,7 @@ def with_ps(instance: MultiTenantInstance, free: FreeSlots, workers: np.ndarray)
     """One PS on the free-PS server holding the most of ``workers`` that satisfies (3i), or None."""
     total = int(workers.sum())
     candidates = [s for s in np.flatnonzero(free.ps > 0)
-                  if (total - workers[s]) * instance.worker_bandwidth <= instance.ps_bandwidth * (1 + 1e-12)]
+                  if ps_needed(total - int(workers[s]), instance.worker_bandwidth, instance.ps_bandwidth) <= 1]
     if not candidates:
         return None
     best = max(candidates, key=lambda s: (workers[s], -s))

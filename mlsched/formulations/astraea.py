@@ -31,6 +31,9 @@ Horizon T: the instance's ``horizon`` if given; else for affine utilities in the
 variant max_j (r_j + floor(g_j / |k_j|)) (exact: no job is worth finishing later); else
 max_j r'_j + sum_j min_k d_jk - 1 (every job fits after the last release, one after another).
 
+IRMP(J, D) (Lemma 1; :func:`irmp`) is P-OFF with every r_j := 0, T := D, f := phi_j(t^+), admission
+allowed.
+
 UB-POOL (``variant="ub-pool"``, an LP): x in [0, 1], (O1) and per-slot pooled capacity
   sum_j sum_k W_k act_jkt <= sum_s C_sw,  sum_j act_jt <= sum_s C_sp,
 with act_jkt = sum_{t0 <= t <= t0 + d_jk - 1} x_jkt0: a relaxation of (3), so OPT <= UB-POOL.
@@ -38,9 +41,12 @@ with act_jkt = sum_{t0 <= t <= t0 + d_jk - 1} x_jkt0: a relaxation of (3), so OP
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyomo.environ as pyo
 
@@ -61,13 +67,14 @@ class Config:
     duration: int
 
 
-def configurations(instance: MultiTenantInstance, job: TenantJob) -> list[Config]:
-    """K_j after the exact pruning: per mode, the fewest workers of each distinct duration."""
+def configurations(instance: MultiTenantInstance, job: TenantJob, max_workers: int | None = None) -> list[Config]:
+    """K_j after the exact pruning: per mode, the fewest workers of each distinct duration
+    (W = 1..D_j, or 1..``max_workers`` when the worker count is capped lower)."""
     most_on_one = int(instance.worker_capacity.max())
     out = []
     for centralized in (True, False):
         seen: set[int] = set()
-        for w in range(1, job.chunks + 1):
+        for w in range(1, (max_workers or job.chunks) + 1):
             if centralized and w > most_on_one:
                 break
             d = duration(job, w, centralized)
@@ -87,6 +94,40 @@ def offline_horizon(instance: MultiTenantInstance, variant: str) -> int:
         return max(1, max(o + math.floor(j.utility.g / -j.utility.k) for o, j in zip(origin, jobs)))
     shortest = [min(c.duration for c in configurations(instance, j)) for j in jobs]
     return max(1, max((instance.first_slot(j) for j in jobs), default=1) + sum(shortest) - 1)
+
+
+def add_placement(m: pyo.ConcreteModel, inst: MultiTenantInstance, chunks: list[int], admitted: dict[int, Any],
+                  workers_of: dict[int, Any], central: dict[int, Any], *, relax: bool = False) -> None:
+    """The constant per-server allocation of each job j (indices of ``chunks``) and rows (O2)-(O5):
+    Y_js, Z_js, p_js, v_js, given the expressions o_j (``admitted``), W_j (``workers_of``) and
+    zeta_j (``central``) in the job's chosen configuration."""
+    jobs, servers = range(len(chunks)), range(len(inst.servers))
+    cap_w, cap_p = inst.worker_capacity, inst.ps_capacity
+    integer = pyo.NonNegativeReals if relax else pyo.NonNegativeIntegers
+    flag = pyo.UnitInterval if relax else pyo.Binary
+    m.Y = pyo.Var(jobs, servers, domain=integer, bounds=lambda _, j, s: (0, min(int(cap_w[s]), chunks[j])))
+    m.Z = pyo.Var(jobs, servers, domain=integer, bounds=lambda _, j, s: (0, int(cap_p[s])))
+    m.p = pyo.Var(jobs, servers, domain=flag)
+    m.v = pyo.Var(jobs, servers, domain=flag)
+    b_w, b_p = inst.worker_bandwidth, inst.ps_bandwidth
+    m.o2 = pyo.Constraint(jobs, rule=lambda _, j: sum(m.Y[j, s] for s in servers) == workers_of[j])
+    m.o3a = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.p[j, s] <= m.Z[j, s])
+    m.o3b = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.Z[j, s] <= int(cap_p[s]) * m.p[j, s])
+    m.o3c = pyo.Constraint(jobs, rule=lambda _, j: sum(m.p[j, s] for s in servers) >= admitted[j])
+    m.o4 = pyo.Constraint(jobs, servers, rule=lambda _, j, s: b_w * (sum(m.Y[j, q] for q in servers) - m.Y[j, s])
+                          <= b_p * m.Z[j, s] + b_w * chunks[j] * (1 - m.p[j, s]))
+    m.o5a = pyo.Constraint(jobs, rule=lambda _, j: sum(m.v[j, s] for s in servers) == central[j])
+    m.o5b = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.Y[j, s]
+                           <= int(cap_w[s]) * m.v[j, s] + chunks[j] * (1 - central[j]))
+    m.o5c = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.Z[j, s] <= int(cap_p[s]) * (m.v[j, s] + 1 - central[j]))
+
+
+def irmp(instance: MultiTenantInstance, jobs: Sequence[int], deadline: int) -> MultiTenantInstance:
+    """IRMP(J, D) (Definition 1, (4)) as a P-OFF instance: the jobs J available at time 0 (slots
+    1..D), each scored phi_j(t^+); solve it with the admission variant."""
+    return dataclasses.replace(
+        instance, jobs=tuple(dataclasses.replace(instance.jobs[j], arrival=0) for j in jobs), time_origin="arrival",
+        release_inclusive=False, horizon=deadline, expected={})
 
 
 def build(instance: MultiTenantInstance, *, variant: str = "admission", relax: bool = False) -> Built:
@@ -130,29 +171,13 @@ def build(instance: MultiTenantInstance, *, variant: str = "admission", relax: b
         m.pool_p = pyo.Constraint(slots, rule=lambda _, t: row(active_jobs[t] <= int(cap_p.sum())))
         return Built(model=m, name=m.name, sense="max", relaxed=True, build_seconds=time.perf_counter() - tick)
 
-    integer = pyo.NonNegativeReals if relax else pyo.NonNegativeIntegers
-    flag = pyo.UnitInterval if relax else pyo.Binary
-    chunks = {j: inst.jobs[j].chunks for j in jobs}
-    m.Y = pyo.Var(jobs, servers, domain=integer, bounds=lambda _, j, s: (0, min(int(cap_w[s]), chunks[j])))
-    m.Z = pyo.Var(jobs, servers, domain=integer, bounds=lambda _, j, s: (0, int(cap_p[s])))
-    m.p = pyo.Var(jobs, servers, domain=flag)
-    m.v = pyo.Var(jobs, servers, domain=flag)
+    workers_of = {j: sum(configs[j][k].workers * m.x[j, k, t0] for (_, k, t0) in by_job[j]) for j in jobs}
+    central = {j: sum(m.x[j, k, t0] for (_, k, t0) in by_job[j] if configs[j][k].centralized) for j in jobs}
+    add_placement(m, inst, [job.chunks for job in inst.jobs], admitted, workers_of, central, relax=relax)
     m.a = pyo.Var(jobs, slots, bounds=(0, 1))
     m.y = pyo.Var(jobs, servers, slots, domain=pyo.NonNegativeReals)
     m.z = pyo.Var(jobs, servers, slots, domain=pyo.NonNegativeReals)
-    b_w, b_p = inst.worker_bandwidth, inst.ps_bandwidth
-    workers_of = {j: sum(configs[j][k].workers * m.x[j, k, t0] for (_, k, t0) in by_job[j]) for j in jobs}
-    central = {j: sum(m.x[j, k, t0] for (_, k, t0) in by_job[j] if configs[j][k].centralized) for j in jobs}
-    m.o2 = pyo.Constraint(jobs, rule=lambda _, j: sum(m.Y[j, s] for s in servers) == workers_of[j])
-    m.o3a = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.p[j, s] <= m.Z[j, s])
-    m.o3b = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.Z[j, s] <= int(cap_p[s]) * m.p[j, s])
-    m.o3c = pyo.Constraint(jobs, rule=lambda _, j: sum(m.p[j, s] for s in servers) >= admitted[j])
-    m.o4 = pyo.Constraint(jobs, servers, rule=lambda _, j, s: b_w * (sum(m.Y[j, q] for q in servers) - m.Y[j, s])
-                          <= b_p * m.Z[j, s] + b_w * chunks[j] * (1 - m.p[j, s]))
-    m.o5a = pyo.Constraint(jobs, rule=lambda _, j: sum(m.v[j, s] for s in servers) == central[j])
-    m.o5b = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.Y[j, s]
-                           <= int(cap_w[s]) * m.v[j, s] + chunks[j] * (1 - central[j]))
-    m.o5c = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.Z[j, s] <= int(cap_p[s]) * (m.v[j, s] + 1 - central[j]))
+    chunks = {j: inst.jobs[j].chunks for j in jobs}
     m.o6 = pyo.Constraint(jobs, slots, rule=lambda _, j, t: m.a[j, t] == sum(m.x[key] for key in running(j, t)))
     wbar = {(j, s): min(int(cap_w[s]), chunks[j]) for j in jobs for s in servers}
     m.o7a = pyo.Constraint(jobs, servers, slots, rule=lambda _, j, s, t: m.y[j, s, t] <= m.Y[j, s])

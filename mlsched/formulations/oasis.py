@@ -80,12 +80,26 @@ def earliest_completion(instance: ClusterJobsInstance, ycap: np.ndarray, zcap: n
     return np.minimum(first, instance.horizon + 1).astype(np.int64)
 
 
+MAX_PROGRAM_TERMS = 100_000_000   # terms of rows (3)+(8), sum_i (T - a_i + 1)(T - a_i + 2) / 2, about 3 GB built
+
+
+def require_buildable(instance: ClusterJobsInstance, variant: str) -> None:
+    """A known variant, and a program whose rows (3)+(8) (one u-term per pair t <= t' of a job's
+    slots) hold at most MAX_PROGRAM_TERMS terms: refused before anything is allocated."""
+    if variant not in VARIANTS:
+        raise UsageError(f"unknown OASiS variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    slots = instance.horizon - np.asarray(instance.arrival, dtype=np.int64) + 1
+    terms = int(np.sum(slots * (slots + 1) // 2))
+    if terms > MAX_PROGRAM_TERMS:
+        raise UsageError(f"{instance.name}: the exact program would hold {terms:.3g} terms in rows (3)+(8) "
+                         f"(jobs x horizon^2 / 2), more than {MAX_PROGRAM_TERMS:.0e}; use a shorter horizon")
+
+
 def build(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool = False,
           earliest: bool = True) -> Built:
     """Build the OPT_paper or OPT_chunk MILP (or its LP relaxation) of ``instance``; ``earliest``
     (default) creates u_i(t) only from t_i^min, False from a_i (the program before tightening)."""
-    if variant not in VARIANTS:
-        raise UsageError(f"unknown OASiS variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    require_buildable(instance, variant)
     tick = time.perf_counter()
     inst = instance
     horizon = inst.horizon

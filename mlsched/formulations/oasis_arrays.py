@@ -18,8 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from mlsched.errors import UsageError
-from mlsched.formulations.oasis import VARIANTS, chunk_passes, earliest_completion, per_server_cap
+from mlsched.formulations.oasis import chunk_passes, earliest_completion, per_server_cap, require_buildable
 from mlsched.instance import ClusterJobsInstance
 from mlsched.instance.cluster_jobs import EPS
 from mlsched.sim.schedule import ClusterSchedule
@@ -96,8 +95,7 @@ def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax
                  earliest: bool = True) -> OasisArrays:
     """The OPT_paper or OPT_chunk MILP (or its LP relaxation) of ``instance`` as arrays
     (``earliest`` as in :func:`mlsched.formulations.oasis.build`)."""
-    if variant not in VARIANTS:
-        raise UsageError(f"unknown OASiS variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    require_buildable(instance, variant)
     tick = time.perf_counter()
     inst = instance
     n_jobs, horizon = inst.num_jobs, inst.horizon

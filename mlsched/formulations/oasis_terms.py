@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlsched.instance.cluster_jobs import EPS
+from mlsched.instance.parameter_server import ps_needed
 
 GRANULARITIES = ("chunk", "worker_slot")
 
@@ -29,13 +30,9 @@ class JobTerms:
     ps_bandwidth: float         # B_i
     utility: np.ndarray         # f_i(t - a_i) for t = a_i..T
 
-    def ps_needed(self, workers: np.ndarray | int) -> np.ndarray:
+    def ps_needed(self, workers: np.ndarray | int) -> np.ndarray | int:
         """Z(Y) = ceil(Y b_i / B_i) (eq. 6 with integer PS counts)."""
-        b, big_b = self.worker_bandwidth, self.ps_bandwidth
-        y = np.asarray(workers)
-        if float(b).is_integer() and float(big_b).is_integer():
-            return (y * int(b) + int(big_b) - 1) // int(big_b)
-        return np.ceil(y * b / big_b - EPS).astype(np.int64)
+        return ps_needed(workers, self.worker_bandwidth, self.ps_bandwidth)
 
     def units(self, granularity: str) -> int:
         """Total workload in DP units: E_i N_i chunk-passes or ceil(Theta_i) worker-slots."""

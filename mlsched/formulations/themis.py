@@ -16,7 +16,9 @@ sum_i sum_b |b ∩ m| y_ib <= free_m; concrete GPUs are assigned after the solve
 
 The auction solves the program through HiGHS's direct interface (:func:`pf_arrays`, spec §2.3
 speed guidance); :func:`build_pf` is the same program in Pyomo, for inspection, model export and
-the cross-check in the tests.
+the cross-check in the tests. The values Phi* and Phi*_{-i} come from one persistent HiGHS model
+per auction (bidder i left out by its one-row constraint set to 0); building and solving a fresh
+program for each (``solves="fresh"``) is the original path, kept as the oracle.
 
 The optimum Phi* maximises the Nash social welfare prod_i v_i. Among optimal allocations the one
 with the fewest GPUs is taken by a second solve (minimize sum |b| y_ib with sum phi y >= Phi* -
@@ -37,10 +39,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
-from mlsched.errors import MlschedError
-from mlsched.solve import ArrayProgram, Built, Status, solve_arrays
+from mlsched.errors import MlschedError, UsageError
+from mlsched.solve import ArrayProgram, Built, Status, load_arrays, solve_arrays
 
 RHO_CAP_FLOOR = 1e4
+AUCTION_SOLVES = ("persistent", "fresh")
 
 
 @dataclass(frozen=True)
@@ -151,12 +154,47 @@ def _rows(tables: Sequence[BidTable], x: np.ndarray) -> list[int]:
     return rows
 
 
-def _indicator(tables: Sequence[BidTable], rows: Sequence[int]) -> np.ndarray:
-    """The 0/1 column vector of one chosen row per bidder."""
+def _indicator(tables: Sequence[BidTable], rows: Sequence[int], skip: int | None = None) -> np.ndarray:
+    """The 0/1 column vector of one chosen row per bidder (none for bidder ``skip``)."""
     x = np.zeros(sum(map(len, tables)))
     offsets = np.cumsum([0, *map(len, tables)])[:-1]
     x[offsets + np.asarray(rows, dtype=np.int64)] = 1.0
+    if skip is not None:
+        x[offsets[skip]:offsets[skip] + len(tables[skip])] = 0.0
     return x
+
+
+class _WelfareModel:
+    """Phi* and each Phi*_{-i} (values only) on one HiGHS model of the whole auction: bidder i is
+    left out by setting its one-row constraint to sum_b y_ib = 0, so none of its columns can be
+    chosen and the capacity rows are the full auction's. HiGHS runs without presolve and without
+    its feasibility-jump heuristic (about 11 ms per solve with presolve off, and the known start
+    already gives the search an incumbent)."""
+
+    def __init__(self, program: ArrayProgram, tables: Sequence[BidTable]) -> None:
+        self.h = load_arrays(program, presolve=False, mip_heuristic_run_feasibility_jump=False)
+        self.tables = tables
+
+    def optimum(self, start: np.ndarray | None = None) -> float:
+        import highspy
+
+        if start is not None:
+            initial = highspy.HighsSolution()
+            initial.col_value = start.tolist()
+            self.h.setSolution(initial)
+        self.h.run()
+        status = self.h.getModelStatus()
+        if status != highspy.HighsModelStatus.kOptimal:
+            raise MlschedError(f"PF auction program not solved: {self.h.modelStatusToString(status)}")
+        return float(self.h.getInfo().objective_function_value)
+
+    def without(self, i: int, rows: Sequence[int]) -> float:
+        """Phi*_{-i}, starting from the PF allocation ``rows`` without bidder i."""
+        self.h.changeRowBounds(i, 0.0, 0.0)
+        try:
+            return self.optimum(_indicator(self.tables, rows, skip=i))
+        finally:
+            self.h.changeRowBounds(i, 1.0, 1.0)
 
 
 def _optimum(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered: Sequence[int],
@@ -207,11 +245,18 @@ def undominated(table: BidTable, phi: Sequence[float], group_of: Mapping[int, in
 
 
 def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: Mapping[int, int] | None = None,
-               lp_bound: bool = True) -> AuctionResult:
+               lp_bound: bool = True, solves: str = "persistent") -> AuctionResult:
     """The PF allocation with the fewest GPUs, hidden payments c_i and the LP bound (R1).
 
     With ``group_of`` (GPU -> machine) bundles are machine-count vectors (canonical mode); the
-    returned bundles are then the representatives and must be mapped to concrete GPUs."""
+    returned bundles are then the representatives and must be mapped to concrete GPUs.
+
+    ``solves``: ``persistent`` (default) finds Phi* and every Phi*_{-i} on one HiGHS model
+    (:class:`_WelfareModel`); ``fresh`` builds and solves a new program for each, the original
+    path, kept as the oracle the persistent one is compared with. The fewest-GPU allocation is the
+    same fresh re-solve in both."""
+    if solves not in AUCTION_SOLVES:
+        raise UsageError(f"unknown auction solves {solves!r}; choose one of {', '.join(AUCTION_SOLVES)}")
     phi = log_values(tables)   # the cap (A5) is set on the full tables, before pruning
     kept = [undominated(table, values, group_of) for table, values in zip(tables, phi)]
     tables = [[table[b] for b in rows] for table, rows in zip(tables, kept)]
@@ -220,11 +265,18 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
         best = max(range(len(tables[0])), key=lambda b: (phi[0][b], -len(tables[0][b][0])))
         return AuctionResult(phi_star=phi[0][best], rows=[kept[0][best]], bundles=[tables[0][best][0]], payments=[1.0],
                              phi_without=[0.0], lp_bound=phi[0][best])
-    phi_star, program = _optimum(tables, phi, offered, group_of)
+    if solves == "fresh":
+        phi_star, program = _optimum(tables, phi, offered, group_of)
+    else:
+        program = pf_arrays(tables, phi, offered, group_of=group_of)
+        welfare = _WelfareModel(program, tables)
+        phi_star = welfare.optimum()
     rows = _fewest_gpus(program, tables, phi_star)
     chosen = sum(phi[i][b] for i, b in enumerate(rows))
 
     def optimum_without(i: int) -> float:   # the PF allocation without i is a feasible start
+        if solves == "persistent":
+            return welfare.without(i, rows)
         return _optimum([t for j, t in enumerate(tables) if j != i], [p for j, p in enumerate(phi) if j != i],
                         offered, group_of, start=[b for j, b in enumerate(rows) if j != i])[0]
 

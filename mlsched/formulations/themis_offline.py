@@ -81,6 +81,7 @@ from mlsched.solve import Built, SolveReport, Status, relative_gap, solve
 TIEBREAK = 1e-6            # spec §5.6: minimize rho_max + 1e-6 sum_i C_i
 LEX_TOLERANCE = 1e-9       # relative slack on rho* in the lexicographic re-solve
 _SLOT_EPS = 1e-9           # float slack when mapping times to slot boundaries
+MAX_SLOTS = 1_000_000      # the slotted programs' horizon (FIFO's and O1's)
 
 
 @dataclass(frozen=True)
@@ -199,9 +200,10 @@ def _greedy_allocation(data: OfflineData, i: int, free: np.ndarray) -> np.ndarra
     return max(options, key=lambda c: (data.rate(i, c), -int(c.sum())))
 
 
-def fifo_schedule(data: OfflineData, *, max_slots: int = 1_000_000) -> tuple[np.ndarray, np.ndarray]:
+def fifo_schedule(data: OfflineData, *, max_slots: int = MAX_SLOTS) -> tuple[np.ndarray, np.ndarray]:
     """Run the slotted greedy FIFO; returns completion times C^F (ends of slots, seconds) and the
     GPU counts, shape (apps, slots, machines)."""
+    _require_slots(data, max_slots)
     order = sorted(range(data.num_apps), key=lambda i: (data.arrival[i], i))
     first = data.first_slot
     left = data.work.copy()
@@ -225,6 +227,19 @@ def fifo_schedule(data: OfflineData, *, max_slots: int = 1_000_000) -> tuple[np.
         grants.append(grant)
         t += 1
     return completion, np.stack(grants, axis=1)
+
+
+def _require_slots(data: OfflineData, max_slots: int) -> None:
+    """Refuse at once, naming the app, when some app cannot finish within ``max_slots`` even with
+    the whole cluster from its arrival on (a late arrival or a huge workload), rather than after
+    stepping through ``max_slots`` slots."""
+    for i in range(data.num_apps):
+        best = data.rate(i, _greedy_allocation(data, i, data.kappa.copy()))
+        least = int(data.first_slot[i]) + math.ceil(data.work[i] / (data.slot * best) - _SLOT_EPS)
+        if least > max_slots:
+            raise UsageError(f"app {data.names[i]!r} cannot finish within the slotted programs' {max_slots} slots of "
+                             f"{data.slot:g} s: it arrives in slot {int(data.first_slot[i])} and needs at least "
+                             f"{least - int(data.first_slot[i])} slots with every GPU")
 
 
 def fifo_completions(data: OfflineData) -> np.ndarray:
@@ -268,6 +283,10 @@ def default_horizon(data: OfflineData, t_id: np.ndarray) -> int:
     completion = fifo_completions(data)
     rho_fifo = float(np.max((completion - data.arrival) / t_id))
     ends = (data.arrival + rho_fifo * t_id) / data.slot
+    last = float(np.max(ends))
+    if not last <= MAX_SLOTS:   # apps of wildly different T_id stretch rho^F, and H with it
+        raise UsageError(f"O1's default horizon would be {last:.3g} slots of {data.slot:g} s (FIFO's max rho "
+                         f"{rho_fifo:.3g}), beyond the slotted programs' {MAX_SLOTS}")
     return int(max(math.floor(e + _SLOT_EPS) for e in ends))
 
 

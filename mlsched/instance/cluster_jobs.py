@@ -7,11 +7,17 @@ mini-batches per chunk, tau_i slots per mini-batch, e_i MB of gradients), per-wo
 demands, the bandwidths b_i (per worker) and B_i (per PS), and a utility f_i of the completion
 delay. Derived quantities follow OASiS §1.4 of the spec:
 
-- W_i = M_i (tau_i + 2 e_i / b_i)  (worker-slots per chunk; e_i/b_i converted to slots)
+- W_i = M_i (tau_i + 2 e_i / b_i)  (worker-slots per chunk; e_i/b_i converted to slots; the
+                                    mini-batch time of :mod:`mlsched.instance.parameter_server`)
 - Theta_i = E_i N_i W_i            (worker-slots of total work, RHS of eq. 2)
 - dmin_i = ceil(E_i W_i)           (fewest slots to finish with N_i workers)
 
 Slots are numbered 1..T in files and reports, as in the paper.
+
+Limits, checked before anything is allocated: T <= MAX_HORIZON, N_i <= MAX_CHUNKS, each capacity
+and demand <= MAX_AMOUNT, Theta_i <= 1e12 worker-slots, the tables of job i's subproblem DP
+(N_i + 1 + T)(max(E_i N_i, Theta_i) + 1) <= MAX_DP_CELLS, utilities as in :mod:`mlsched.instance.utility`; the
+exact programs refuse more than their MAX_PROGRAM_TERMS (:mod:`mlsched.formulations.oasis`).
 """
 
 from __future__ import annotations
@@ -25,11 +31,16 @@ import numpy as np
 
 from mlsched.errors import UsageError
 from mlsched.instance.fields import Fields, repeated_names
+from mlsched.instance.parameter_server import minibatch_slots, ps_needed
 from mlsched.instance.utility import Utility, read_utility
 from mlsched.profiles import DEFAULT_GPU_TYPE, GPU_TYPES, load_profile
 
 EPS = 1e-9
 FAMILY = "cluster-jobs"
+MAX_HORIZON = 100_000
+MAX_CHUNKS = 100_000
+MAX_AMOUNT = 1e12            # a capacity or demand of one resource: sums over servers and slots stay finite
+MAX_DP_CELLS = 50_000_000   # (N_i + 1 + T)(units + 1), units the larger of E_i N_i and Theta_i: job i's DP tables
 STANDARD_RESOURCES = ("gpu", "cpu", "mem", "storage", "bandwidth")
 
 
@@ -58,12 +69,12 @@ class Job:
 
     def chunk_time(self, slot_seconds: float) -> float:
         """W_i: worker-slots to train one chunk once (compute plus gradient push and pull)."""
-        comm_slots = 2.0 * self.gradient_mb * 8.0 / self.worker_bandwidth / slot_seconds
-        return self.minibatches * (self.minibatch_time + comm_slots)
+        return self.minibatches * minibatch_slots(self.minibatch_time, self.gradient_mb, self.worker_bandwidth,
+                                                  slot_seconds)
 
-    def ps_needed(self, workers: int) -> int:
+    def ps_needed(self, workers: int | np.ndarray) -> int | np.ndarray:
         """Z(Y) = ceil(Y b_i / B_i): parameter servers needed by ``workers`` workers (eq. 6)."""
-        return math.ceil(workers * self.worker_bandwidth / self.ps_bandwidth - EPS)
+        return ps_needed(workers, self.worker_bandwidth, self.ps_bandwidth)
 
 
 @dataclass(frozen=True)
@@ -185,7 +196,7 @@ _JOB_KEYS = {"id", "arrival", "epochs", "chunks", "minibatches", "minibatch_time
 def _amounts(fields: Fields, key: str, resources: tuple[str, ...], *, positive_sum: bool = False) -> tuple[float, ...]:
     sub = fields.obj(key)
     sub.unknown_keys(set(resources))
-    values = tuple(float(sub.number(r, default=0, minimum=0)) for r in resources)
+    values = tuple(float(sub.number(r, default=0, minimum=0, maximum=MAX_AMOUNT)) for r in resources)
     if positive_sum and not any(values):
         fields.problems.add(sub.path, "must demand some resource (all amounts are 0)")
     return values
@@ -194,7 +205,7 @@ def _amounts(fields: Fields, key: str, resources: tuple[str, ...], *, positive_s
 def read_cluster_jobs(top: Fields) -> ClusterJobsInstance:
     """Validate a cluster-jobs document; every problem is recorded on ``top.problems``."""
     top.unknown_keys(_TOP_KEYS)
-    horizon = top.number("horizon", integer=True, minimum=1, maximum=100_000)
+    horizon = top.number("horizon", integer=True, minimum=1, maximum=MAX_HORIZON)
     slot_seconds = top.number("slot_seconds", default=3600.0, greater_than=0)
     resources = tuple(top.string_list("resources"))
     workers = [
@@ -226,7 +237,7 @@ def read_cluster_jobs(top: Fields) -> ClusterJobsInstance:
             id=job_id,
             arrival=arrival or 1,
             epochs=f.number("epochs", integer=True, minimum=1) or 1,
-            chunks=f.number("chunks", integer=True, minimum=1, maximum=100_000) or 1,
+            chunks=f.number("chunks", integer=True, minimum=1, maximum=MAX_CHUNKS) or 1,
             minibatches=f.number("minibatches", integer=True, minimum=1) or 1,
             minibatch_time=float(f.number("minibatch_time", greater_than=0, **tau_default) or 1.0),
             gradient_mb=float(f.number("gradient_mb", minimum=0, **gradient_default)),
@@ -238,9 +249,17 @@ def read_cluster_jobs(top: Fields) -> ClusterJobsInstance:
             model=model,
             gpu_type=gpu_type,
         ))
-        workload = jobs[-1].epochs * jobs[-1].chunks * jobs[-1].chunk_time(float(slot_seconds or 3600.0))
+        job = jobs[-1]
+        workload = job.epochs * job.chunks * job.chunk_time(float(slot_seconds or 3600.0))
         if not math.isfinite(workload) or workload > 1e12:
             top.problems.add(f.path, f"workload E*N*W = {workload:g} worker-slots is not a usable finite number")
+            continue
+        units = max(job.epochs * job.chunks, math.ceil(workload))   # chunk-passes or worker-slots
+        cells = (job.chunks + 1 + (horizon or 1)) * (units + 1)
+        if cells > MAX_DP_CELLS:
+            top.problems.add(f.path, f"its subproblem's DP (Algorithm 2) needs (N + 1 + T)(units + 1) = {cells:.3g} "
+                                     f"cells ({job.chunks} chunks, {units} chunk-passes or worker-slots), more than "
+                                     f"{MAX_DP_CELLS:.0e}")
     expected, meta = top.free_objects("expected", "meta")
     return ClusterJobsInstance(
         name=top.string("name", default="unnamed"),

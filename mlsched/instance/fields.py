@@ -30,7 +30,7 @@ class Fields:
         self.path = path
         self.problems = problems
         if not isinstance(data, dict):
-            problems.add(path or "(top level)", f"must be an object, got {_kind(data)}")
+            problems.add(path or "(top level)", f"must be an object, got {kind_of(data)}")
             data = {}
         self.data: dict[str, Any] = data
 
@@ -65,7 +65,7 @@ class Fields:
         value = self.data[key]
         path = self._child(key)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.problems.add(path, f"must be {'an integer' if integer else 'a number'}, got {_kind(value)}")
+            self.problems.add(path, f"must be {'an integer' if integer else 'a number'}, got {kind_of(value)}")
             return placeholder
         if (integer or isinstance(value, int)) and abs(value) > 2**53:
             self.problems.add(path, f"is too large (|value| > 2^53), got {value:.3e}")
@@ -92,7 +92,7 @@ class Fields:
         value = self.data[key]
         path = self._child(key)
         if not isinstance(value, str) or not value:
-            self.problems.add(path, f"must be a non-empty string, got {_kind(value)}")
+            self.problems.add(path, f"must be a non-empty string, got {kind_of(value)}")
             return ""
         if choices is not None and value not in choices:
             self.problems.add(path, f"must be one of {', '.join(choices)}; got {value!r}")
@@ -109,7 +109,7 @@ class Fields:
         if value is None:
             return
         if not isinstance(value, list):
-            self.problems.add(path, f"must be a list, got {_kind(value)}")
+            self.problems.add(path, f"must be a list, got {kind_of(value)}")
             return
         if len(value) < min_items:
             self.problems.add(path, f"must have at least {min_items} item(s), got {len(value)}")
@@ -162,7 +162,8 @@ def repeated_names(problems: Problems, key: str, names: list[str]) -> None:
         first.setdefault(name, i)
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
+    """How a value reads in a problem message ('the number 3', 'a list', ...)."""
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -2,7 +2,8 @@
 
 GPUs carry stable integer ids in pool order (rack, machine, slot, gpu). The placement level of a
 GPU set is 0 (one slot), 1 (one machine), 2 (one rack) or 3 (several racks); the topology is
-also available as a networkx tree (``graph``).
+also available as a networkx tree (``graph``). A heterogeneous cluster names the GPU type of each
+machine (``machine_types``, e.g. ``v100``); an untyped cluster leaves it empty.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import numpy as np
 
 @dataclass(frozen=True)
 class GpuTopology:
-    """``machines[m] = (rack, [GPUs per slot, ...])``; GPU ids follow pool order."""
+    """``machines[m] = (rack, [GPUs per slot, ...])``; GPU ids follow pool order;
+    ``machine_types[m]`` the GPU type of machine m (all machines, or none)."""
 
     machines: tuple[tuple[int, tuple[int, ...]], ...]
+    machine_types: tuple[str, ...] = ()
 
     @classmethod
     def uniform(cls, racks: int, machines_per_rack: int, slots_per_machine: int, gpus_per_slot: int) -> GpuTopology:
@@ -36,7 +39,26 @@ class GpuTopology:
         return len(self.gpu_table)
 
     def machine_of(self, gpu: int) -> int:
-        return int(self.gpu_table[gpu, 1])
+        return self._places[1][gpu]
+
+    def rack_of(self, gpu: int) -> int:
+        return self._places[0][gpu]
+
+    @property
+    def typed(self) -> bool:
+        return bool(self.machine_types)
+
+    @cached_property
+    def type_names(self) -> tuple[str, ...]:
+        """The GPU types in order of first appearance in the pool."""
+        return tuple(dict.fromkeys(self.machine_types))
+
+    @cached_property
+    def gpu_types(self) -> tuple[str, ...]:
+        """The GPU type of every GPU id (empty for an untyped cluster)."""
+        if not self.typed:
+            return ()
+        return tuple(self.machine_types[m] for m in self.gpu_table[:, 1].tolist())
 
     @cached_property
     def _places(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:

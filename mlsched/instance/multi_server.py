@@ -23,6 +23,9 @@ import numpy as np
 from mlsched.instance.fields import Fields, repeated_names
 
 FAMILY = "multi-server"
+MAX_AMOUNT = 1e12            # a request or capacity of one resource
+MAX_ALPHA = 1e6              # utility coefficients lie in [1 / MAX_ALPHA, MAX_ALPHA]
+MAX_ARRIVAL_CELLS = 100_000_000   # horizon x ports: the arrivals matrix x[t, l]
 UTILITY_KINDS = ("linear", "log", "reciprocal", "poly")
 ARRIVAL_KINDS = ("bernoulli", "explicit")
 
@@ -132,13 +135,14 @@ def read_multi_server(top: Fields) -> MultiServerInstance:
     for n, f in enumerate(top.objects("ports", min_items=1)):
         f.unknown_keys({"name", "request"})
         ports.append(f.string("name", default=f"l{n + 1}"))
-        request.append(_row(f, "request", resources, minimum=0))
+        request.append(_row(f, "request", resources, minimum=0, maximum=MAX_AMOUNT))
     nodes, capacity, alpha, kinds = [], [], [], []
     for n, f in enumerate(top.objects("nodes", min_items=1)):
         f.unknown_keys({"name", "capacity", "alpha", "utility"})
         nodes.append(f.string("name", default=f"r{n + 1}"))
-        capacity.append(_row(f, "capacity", resources, minimum=0))
-        alpha.append(_row(f, "alpha", resources, greater_than=0) if f.has("alpha") else [1.0] * len(resources))
+        capacity.append(_row(f, "capacity", resources, minimum=0, maximum=MAX_AMOUNT))
+        alpha.append(_row(f, "alpha", resources, minimum=1 / MAX_ALPHA, maximum=MAX_ALPHA) if f.has("alpha")
+                     else [1.0] * len(resources))
         util = f.obj("utility", default={})
         util.unknown_keys(set(resources))
         names = [util.string(k, default="linear", choices=UTILITY_KINDS) for k in resources]
@@ -163,6 +167,10 @@ def read_multi_server(top: Fields) -> MultiServerInstance:
     beta_fields.unknown_keys(set(resources))
     beta = [float(beta_fields.number(k, default=0.0, minimum=0, maximum=1)) for k in resources]
     scale = float(top.number("reciprocal_scale", default=1.0, greater_than=0))
+    if horizon * len(ports) > MAX_ARRIVAL_CELLS:
+        top.problems.add("horizon", f"{horizon} slots x {len(ports)} ports exceed {MAX_ARRIVAL_CELLS:.0e} "
+                                    "(the arrivals matrix)")
+        horizon = 1
     arrivals = _arrivals(top.obj("arrivals"), horizon, len(ports))
     expected, meta = top.free_objects("expected", "meta")
     def matrix(rows: list[list[float]] | list[list[int]], dtype: type = float) -> np.ndarray:

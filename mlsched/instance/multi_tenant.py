@@ -15,7 +15,8 @@ A document::
 A job gives either ``rates`` directly (as the spec's oracles do) or ``minibatch_hours`` m_j,
 ``update_ms`` G_j and ``gradient_mb`` eps_j, from which Eq. (1) gives the rates:
 n^dist = 1 / (m + G + 2 eps / b_w), n^cent = 1 / (m + G), in mini-batches per one-hour slot
-(G in ms / 3.6e6, 2 eps / b_w = 2 * 8 * eps[MB] / b_w[Mbps] / 3600 hours).
+(G in ms / 3.6e6, 2 eps / b_w = 2 * 8 * eps[MB] / b_w[Mbps] / 3600 hours), by the mini-batch time
+OASiS shares (:mod:`mlsched.instance.parameter_server`).
 
 Rules (§1.1-1.5): quotas sum to the cluster's workers and PS slots exactly; a job's workload is
 B_j = E_j D_j M_j mini-batches and its D_j chunks bound its workers; with W workers in mode zeta
@@ -36,13 +37,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mlsched.instance.fields import Fields, repeated_names, with_optional
+from mlsched.instance.parameter_server import eq1_rates
 from mlsched.instance.utility import ASTRAEA_KINDS, Utility, read_utility
 
 FAMILY = "multi-tenant"
 TIME_ORIGINS = ("arrival", "absolute")
 MAX_COUNT = 100_000          # workers or PS slots per server, chunks per job: bounds what validation allocates
 MAX_SLOTS = 1_000_000        # arrivals and horizons, in slots
-HOURS_PER_MS = 1.0 / 3.6e6
+MAX_RATE = 1e6               # mini-batches per slot: with B_j >= D_j, a job never takes under 1e-6 of a slot
+MAX_RUN_SLOTS = 1e15         # a job's longest run (one worker, distributed): slot counts stay exact integers
 _TOP = {"format", "family", "name", "servers", "tenants", "bandwidth", "jobs", "time_origin",
         "release_inclusive", "horizon", "expected", "meta"}
 _JOB_KEYS = {"id", "owner", "arrival", "epochs", "chunks", "minibatches", "rates", "minibatch_hours", "update_ms",
@@ -85,13 +88,6 @@ class TenantJob:
 
     def rate(self, centralized: bool) -> float:
         return self.rate_centralized if centralized else self.rate_distributed
-
-
-def eq1_rates(minibatch_hours: float, update_ms: float, gradient_mb: float, worker_mbps: float) -> tuple[float, float]:
-    """(n^cent, n^dist) of Eq. (1): mini-batches one worker (with its PS) trains per one-hour slot."""
-    compute = minibatch_hours + update_ms * HOURS_PER_MS
-    transfer = 2.0 * 8.0 * gradient_mb / worker_mbps / 3600.0
-    return 1.0 / compute, 1.0 / (compute + transfer)
 
 
 def duration(job: TenantJob, workers: int, centralized: bool) -> int:
@@ -205,6 +201,13 @@ def read_multi_tenant(top: Fields) -> MultiTenantInstance:
             rate_centralized=rates[0], rate_distributed=rates[1],
             utility=read_utility(f.obj("utility"), ASTRAEA_KINDS), physical=physical,
             gpus=_optional_int(f.number("gpus", default=None, integer=True, minimum=1, maximum=MAX_COUNT))))
+    for n, j in enumerate(jobs):
+        if j.physical is not None and j.rate_centralized > MAX_RATE:   # Eq. (1)'s rate; given rates are bounded as read
+            top.problems.add(f"jobs[{n}]", f"runs {j.rate_centralized:g} mini-batches per slot by Eq. (1), more than "
+                                           f"{MAX_RATE:g}")
+        if not j.workload / j.rate_distributed <= MAX_RUN_SLOTS:
+            top.problems.add(f"jobs[{n}]", f"takes {j.workload / j.rate_distributed:.3g} slots on one worker, more "
+                                           f"than {MAX_RUN_SLOTS:g}")
     seen_ids: set[str] = set()
     for n, j in enumerate(jobs):
         if j.id in seen_ids:
@@ -257,8 +260,8 @@ def _rates(f: Fields, worker_mbps: float) -> tuple[tuple[float, float], dict[str
             f.problems.add(f.path, "gives both rates and minibatch_hours/update_ms/gradient_mb; give one")
         rates = f.obj("rates")
         rates.unknown_keys({"centralized", "distributed"})
-        cent = float(rates.number("centralized", greater_than=0, maximum=1e12) or 1.0)
-        dist = float(rates.number("distributed", greater_than=0, maximum=1e12) or 1.0)
+        cent = float(rates.number("centralized", greater_than=0, maximum=MAX_RATE) or 1.0)
+        dist = float(rates.number("distributed", greater_than=0, maximum=MAX_RATE) or 1.0)
         if dist > cent:
             f.problems.add(f"{f.path}.rates.distributed", f"must be <= the centralized rate {cent:g} (Eq. 1)")
         return (cent, dist), None

@@ -41,6 +41,7 @@ from mlsched.instance.fields import Fields, with_optional
 FAMILY = "sow"
 MAX_ROUNDS = 100_000
 MAX_SUPPORT = 10_000
+MAX_PRICE_CELLS = 10_000_000   # T x D: the interval-price table of a round (start round by duration)
 PROB_TOLERANCE = 1e-9
 _TOP = {"format", "family", "name", "capacity", "d_max", "max_duration", "max_value", "window", "horizon", "jobs",
         "expected", "meta"}
@@ -220,6 +221,10 @@ def read_sow(top: Fields) -> SowInstance:
             top.problems.add(f"jobs[{n}].birth", f"{j.birth} is before the previous job's birth "
                                                  f"{jobs[n - 1].birth}; list jobs in submission order")
     horizon = top.number("horizon", default=None, integer=True, minimum=1, maximum=MAX_ROUNDS)
+    rounds = horizon or max((j.birth for j in jobs), default=1) + window + max_duration
+    if rounds * max_duration > MAX_PRICE_CELLS:
+        top.problems.add("max_duration", f"T x D = {rounds} x {max_duration} rounds exceeds {MAX_PRICE_CELLS:.0e} "
+                                         "(the table of interval prices of a round)")
     extras = top.free_objects("expected", "meta")
     return SowInstance(name=top.string("name", default="unnamed"), capacity=capacity, d_max=d_max,
                        max_duration=max_duration, max_value=max_value, window=window, jobs=tuple(jobs),

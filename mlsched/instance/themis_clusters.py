@@ -12,6 +12,10 @@
   GPUs). It holds ``a`` 2-GPU machines then ``b`` 4-GPU machines with 2a + 4b = gpus, the pair
   closest to the testbed's 8:12 = 2:3 machine ratio (least |3a - 2b|; ties: fewer machines);
   one rack, one GPU per slot. 64 GPUs give ``testbed64``, 32 give 4 + 6, 16 give 2 + 3.
+- ``gavel108``: Gavel's heterogeneous simulation cluster, 36 V100 + 36 P100 + 36 K80 GPUs; here
+  machines of 4 GPUs (one per slot), one rack per GPU type, V100 machines first in pool order, then
+  P100, then K80 (Gavel's order of worker types). ``gavel(n)`` has n GPUs of each type (n a
+  multiple of 4). Gavel's simulator ignores placement; the apps of its traces carry flat profiles.
 """
 
 from __future__ import annotations
@@ -29,6 +33,26 @@ def testbed(gpus: int) -> GpuTopology:
     pairs = [((gpus - 4 * b) // 2, b) for b in range(gpus // 4 + 1)]
     small, large = min(pairs, key=lambda ab: (abs(3 * ab[0] - 2 * ab[1]), ab[0] + ab[1]))
     return GpuTopology(((0, (1, 1)),) * small + ((0, (1, 1, 1, 1)),) * large)
+
+
+GAVEL_TYPES = ("v100", "p100", "k80")
+GAVEL_MACHINE_GPUS = 4
+
+
+def gavel(per_type: int) -> GpuTopology:
+    """``per_type`` GPUs of each of V100, P100 and K80 in 4-GPU machines, one rack per type."""
+    if isinstance(per_type, bool) or not isinstance(per_type, int) or per_type < GAVEL_MACHINE_GPUS \
+            or per_type % GAVEL_MACHINE_GPUS:
+        raise UsageError(f"a Gavel-like cluster needs a multiple of {GAVEL_MACHINE_GPUS} GPUs of each of "
+                         f"{', '.join(GAVEL_TYPES)}, got {per_type}")
+    machines = per_type // GAVEL_MACHINE_GPUS
+    return GpuTopology(tuple((rack, (1,) * GAVEL_MACHINE_GPUS) for rack in range(len(GAVEL_TYPES))
+                             for _ in range(machines)),
+                       tuple(t for t in GAVEL_TYPES for _ in range(machines)))
+
+
+def gavel108() -> GpuTopology:
+    return gavel(36)
 
 
 def testbed64() -> GpuTopology:
@@ -49,7 +73,7 @@ def truth64() -> GpuTopology:
 
 
 PRESETS: dict[str, Callable[[], GpuTopology]] = {
-    "testbed64": testbed64, "sim_hetero": sim_hetero, "sim_256": sim_256, "truth64": truth64,
+    "testbed64": testbed64, "sim_hetero": sim_hetero, "sim_256": sim_256, "truth64": truth64, "gavel108": gavel108,
 }
 
 

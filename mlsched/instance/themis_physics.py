@@ -8,13 +8,16 @@ rules to make its guess, but a run is never executed or checked with the estimat
 - lpt_makespan: with k < n, jobs run one GPU each in longest-processing-time waves (step 2);
 - assign: concrete GPU sets by best-fit consolidation, jobs by count descending taking GPUs from
   the machine with the most remaining GPUs of the set, spilling within the same rack first (step 3);
-- slowdown: S_j = s[level(G_j)] of the app's placement profile.
+- slowdown: S_j = s[level(G_j)] of the app's placement profile;
+- speed: on a heterogeneous cluster, the app's lowest speed among the GPU types of G_j (1 on an
+  untyped cluster or for an app without speeds); job j progresses at |G_j| speed_j / S_j.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from functools import lru_cache
+from collections.abc import Mapping, Sequence
 
 from mlsched.instance.gpu_topology import GpuTopology
 
@@ -37,21 +40,39 @@ def lpt_makespan(work: Sequence[float], k: int) -> float:
         return float(sum(work))
     if k >= len(work):
         return float(max(work))
-    loads = [0.0] * k
+    return _lpt(tuple(work), k)
+
+
+@lru_cache(maxsize=1 << 14)
+def _lpt(work: tuple[float, ...], k: int) -> float:
+    """LPT waves for 1 < k < n: the k longest jobs open the k GPUs, each further job joins the
+    least-loaded one (remembered: an agent prices many bundles per round)."""
+    ordered = _descending(work)
+    loads = list(ordered[:k])
     heapq.heapify(loads)
-    for w in sorted(work, reverse=True):
-        heapq.heappush(loads, heapq.heappop(loads) + w)
+    for w in ordered[k:]:
+        heapq.heapreplace(loads, loads[0] + w)
     return max(loads)
 
 
-def assign(gpus: Sequence[int], counts: Sequence[int], topology: GpuTopology) -> list[list[int]]:
+@lru_cache(maxsize=1 << 10)
+def _descending(work: tuple[float, ...]) -> tuple[float, ...]:
+    return tuple(sorted(work, reverse=True))
+
+
+def assign(gpus: Sequence[int], counts: Sequence[int], topology: GpuTopology) -> tuple[tuple[int, ...], ...]:
     """Concrete GPU sets per job by best-fit consolidation (§1.7 step 3): jobs by count descending
     take GPUs from the machine with the most remaining GPUs, spilling within the same rack first.
     GPUs the counts leave over stay unused."""
+    return _assign(tuple(sorted(gpus)), tuple(counts), topology)
+
+
+@lru_cache(maxsize=1 << 16)
+def _assign(gpus: tuple[int, ...], counts: tuple[int, ...], topology: GpuTopology) -> tuple[tuple[int, ...], ...]:
     free: dict[int, list[int]] = {}
-    for gpu in sorted(gpus):
+    for gpu in gpus:
         free.setdefault(topology.machine_of(gpu), []).append(gpu)
-    rack_of = {m: int(topology.gpu_table[ids[0], 0]) for m, ids in free.items()}
+    rack_of = {m: topology.rack_of(ids[0]) for m, ids in free.items()}
     out: list[list[int]] = [[] for _ in counts]
     for j in sorted(range(len(counts)), key=lambda j: (-counts[j], j)):
         need, rack = counts[j], None
@@ -64,9 +85,17 @@ def assign(gpus: Sequence[int], counts: Sequence[int], topology: GpuTopology) ->
             rack = rack_of[machine]
             if not free[machine]:
                 del free[machine]
-    return out
+    return tuple(map(tuple, out))
 
 
 def slowdown(profile: Sequence[float], gpus: Sequence[int] | frozenset[int], topology: GpuTopology) -> float:
     """S_j of a job running on ``gpus``: the profile's slowdown at their placement level."""
     return float(profile[topology.level(gpus)])
+
+
+def speed(speeds: Mapping[str, float], gpus: Sequence[int] | frozenset[int], topology: GpuTopology) -> float:
+    """speed_j of a job running on ``gpus``: the slowest of their GPU types for the app."""
+    if not speeds or not topology.typed:
+        return 1.0
+    types = topology.gpu_types
+    return float(min(speeds[types[g]] for g in gpus))

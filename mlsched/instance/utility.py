@@ -5,14 +5,16 @@ go negative (its realized utility is reported as it is, Astraea spec §1.5). Eac
 numerically stable ``log_value`` (the sigmoid of OASiS eq. 1.5 underflows double precision for
 time-critical jobs at large x; prices are computed in log space from ``log_value``).
 
-Kinds (field ``kind`` in an instance file):
+Kinds (field ``kind`` in an instance file), every value and parameter at most MAX_UTILITY in magnitude:
 
-- ``sigmoid``: f(x) = gamma1 / (1 + exp(gamma2 (x - gamma3))), gamma1 >= 0, gamma2 >= 0 (OASiS §V-A)
+- ``sigmoid``: f(x) = gamma1 / (1 + exp(gamma2 (x - gamma3))), gamma1 >= 0, 0 <= gamma2 <= MAX_STEEPNESS
+  (OASiS §V-A)
 - ``linear``:  f(x) = max(0, intercept - slope x), slope >= 0
 - ``constant``: f(x) = value
 - ``table``:   f(x) = values[min(x, len - 1)] for integer x >= 0 (values non-increasing)
 - ``affine``:  f(x) = k x + g, k < 0 < g, unclamped (Astraea's linear utility, Thm 1)
-- ``convex``:  f(x) = (e / x)^kappa for x >= 1, e > 0, kappa > 0 (Astraea's convex utility, Thm 1)
+- ``convex``:  f(x) = (e / x)^kappa for x >= 1, e > 0, 0 < kappa <= MAX_KAPPA, f(1) <= MAX_UTILITY
+  (Astraea's convex utility, Thm 1)
 """
 
 from __future__ import annotations
@@ -142,6 +144,9 @@ class Convex:
 
 KINDS = ("sigmoid", "linear", "constant", "table")   # the cluster-jobs family's (non-negative) kinds
 ASTRAEA_KINDS = ("affine", "convex")
+MAX_UTILITY = 1e12   # utility values and parameters (the papers' are in the hundreds): solvers read 1e20 as infinite
+MAX_STEEPNESS = 1e6   # sigmoid gamma2 per slot: steeper is a step, and gamma2 * x must not overflow
+MAX_KAPPA = 100.0     # convex exponent (the papers' lie in [1, 2])
 
 
 def _finite_non_negative(v: Any) -> bool:
@@ -159,32 +164,37 @@ def read_utility(fields: Fields, kinds: tuple[str, ...] = KINDS) -> Utility:
     if kind == "sigmoid":
         fields.unknown_keys({"kind", "gamma1", "gamma2", "gamma3"})
         return Sigmoid(
-            gamma1=float(fields.number("gamma1", minimum=0)),
-            gamma2=float(fields.number("gamma2", minimum=0)),
-            gamma3=float(fields.number("gamma3")),
+            gamma1=float(fields.number("gamma1", minimum=0, maximum=MAX_UTILITY)),
+            gamma2=float(fields.number("gamma2", minimum=0, maximum=MAX_STEEPNESS)),
+            gamma3=float(fields.number("gamma3", minimum=-MAX_UTILITY, maximum=MAX_UTILITY)),
         )
     if kind == "linear":
         fields.unknown_keys({"kind", "intercept", "slope"})
-        return Linear(intercept=float(fields.number("intercept", minimum=0)),
-                      slope=float(fields.number("slope", minimum=0)))
+        return Linear(intercept=float(fields.number("intercept", minimum=0, maximum=MAX_UTILITY)),
+                      slope=float(fields.number("slope", minimum=0, maximum=MAX_UTILITY)))
     if kind == "constant":
         fields.unknown_keys({"kind", "value"})
-        return Constant(constant=float(fields.number("value", minimum=0)))
+        return Constant(constant=float(fields.number("value", minimum=0, maximum=MAX_UTILITY)))
     if kind == "table":
         fields.unknown_keys({"kind", "values"})
         raw = fields.raw("values")
         path = f"{fields.path}.values"
-        if not isinstance(raw, list) or not raw or not all(_finite_non_negative(v) for v in raw):
+        if not isinstance(raw, list) or not raw or not all(_finite_non_negative(v) and v <= MAX_UTILITY for v in raw):
             if raw is not None:
-                fields.problems.add(path, "must be a non-empty list of finite numbers >= 0")
+                fields.problems.add(path, f"must be a non-empty list of finite numbers in [0, {MAX_UTILITY:g}]")
             return Table(values=(0.0,))
         if any(b > a for a, b in zip(raw, raw[1:])):
             fields.problems.add(path, "must be non-increasing (a utility never grows with delay)")
         return Table(values=tuple(float(v) for v in raw))
     if kind == "affine":
         fields.unknown_keys({"kind", "k", "g"})
-        return Affine(k=float(fields.number("k", maximum=0)), g=float(fields.number("g", minimum=0)))
+        return Affine(k=float(fields.number("k", minimum=-MAX_UTILITY, maximum=0)),
+                      g=float(fields.number("g", minimum=0, maximum=MAX_UTILITY)))
     if kind == "convex":
         fields.unknown_keys({"kind", "e", "kappa"})
-        return Convex(e=float(fields.number("e", greater_than=0)), kappa=float(fields.number("kappa", greater_than=0)))
+        convex = Convex(e=float(fields.number("e", greater_than=0, maximum=MAX_UTILITY)),
+                        kappa=float(fields.number("kappa", greater_than=0, maximum=MAX_KAPPA)))
+        if convex.e > 1 and convex.kappa * math.log(convex.e) > math.log(MAX_UTILITY):
+            fields.problems.add(fields.path, f"f(1) = e^kappa = {convex.e:g}^{convex.kappa:g} exceeds {MAX_UTILITY:g}")
+        return convex
     return Constant(constant=0.0)

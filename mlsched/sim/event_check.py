@@ -6,8 +6,9 @@ instance, without the engine's state:
 - every GPU id exists and no GPU is held by two apps at once;
 - an app holds GPUs only between its arrival and its finish, never more than its demand D_a;
 - each job interval runs on GPUs its app holds throughout, at most the job's cap, disjoint from
-  the app's other jobs running at the same time, with the slowdown s[level(G)] of its placement;
-- phases run in order, every job's work is delivered (sum of (end - resume) |G| / S), and the
+  the app's other jobs running at the same time, with the slowdown s[level(G)] of its placement
+  and the app's speed on the slowest GPU type of G (heterogeneous clusters);
+- phases run in order, every job's work is delivered (sum of (end - resume) |G| speed / S), and the
   app's finish is the end of its last job.
 """
 
@@ -20,7 +21,7 @@ from collections import defaultdict
 import numpy as np
 
 from mlsched.errors import MlschedError
-from mlsched.instance.themis_physics import slowdown
+from mlsched.instance.themis_physics import slowdown, speed
 from mlsched.sim.themis_run import ThemisRun
 
 TIME_TOL = 1e-6
@@ -107,10 +108,13 @@ def _jobs(run: ThemisRun, by_app_gpu: dict[tuple[int, int], list[tuple[float, fl
         expected = slowdown(app.profile, iv.gpus, inst.topology)
         if not math.isclose(iv.slowdown, expected):
             out.append(f"{label} runs with slowdown {iv.slowdown}, its placement gives {expected}")
+        rate = speed(app.speed_of, iv.gpus, inst.topology) if iv.gpus else 1.0
+        if iv.speed != rate:
+            out.append(f"{label} runs at speed {iv.speed}, its GPU types give {rate}")
         for g in iv.gpus:
             if not _covered(held.get((iv.app, g), ([], [])), iv.start, iv.end):
                 out.append(f"{label} runs on GPU {g} over [{iv.start}, {iv.end}] without holding it")
-        delivered[iv.app, iv.phase, iv.job] += max(0.0, iv.end - iv.resume) * len(iv.gpus) / iv.slowdown
+        delivered[iv.app, iv.phase, iv.job] += max(0.0, iv.end - iv.resume) * len(iv.gpus) * iv.speed / iv.slowdown
         span = phase_span.setdefault((iv.app, iv.phase), [math.inf, -math.inf])
         span[0], span[1] = min(span[0], iv.start), max(span[1], iv.end)
         for g in iv.gpus:

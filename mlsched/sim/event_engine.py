@@ -4,12 +4,14 @@ Apps arrive over continuous time; a GPU given to an app carries a lease that exp
 seconds later and returns it to the free pool. Events are app arrivals, lease expiries and job
 (hence phase and app) completions. At each event time the engine
 
-1. advances every running job: job j of an app progresses at g_j / S_j serial GPU-seconds per
-   second (eq. 1) once its restart overhead has passed;
+1. advances every running job: job j of an app progresses at g_j speed_j / S_j serial GPU-seconds
+   per second (eq. 1; speed_j = 1 except on heterogeneous clusters) once its restart overhead has
+   passed;
 2. applies the events: completions free their app's GPUs at once, an app that can no longer use
    some GPUs (its demand dropped) releases them at once (A17), expiries return GPUs to the pool;
 3. if the free pool is non-empty and some active app has unmet demand, asks the policy for one
-   round of grants of free GPUs (arrivals trigger a round only then, A19);
+   round of grants of free GPUs (arrivals trigger a round only then, A19), unless the policy is
+   quiet until a later time and some app holds GPUs (a round-based policy inside its round);
 4. re-splits every app whose GPU set or job set changed (§1.7 steps 1-3): with k >= n jobs alive
    each job gets one GPU and the rest go to the largest w_j / g_j below its cap, GPUs by best-fit
    consolidation; with k < n the k jobs with the most remaining work run on one GPU each (LPT).
@@ -28,13 +30,14 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
 
 from mlsched.errors import MlschedError
 from mlsched.instance.themis import ThemisApp, ThemisInstance
-from mlsched.instance.themis_physics import assign, slowdown, split
+from mlsched.instance.themis_physics import assign, slowdown, speed, split
 from mlsched.sim.event_check import assert_valid_run
 from mlsched.sim.themis_run import DONE_TOLERANCE, Holding, JobInterval, SimOptions, ThemisRun
 
@@ -57,10 +60,20 @@ class AppView:
         self.expired = frozenset(engine.just_expired.get(state.index, ()))   # leases that ended at this event
         self.unmet = max(0, state.demand() - len(state.holdings))
         self.service = state.service
-        alive = np.flatnonzero(state.remaining > 0)
-        self.current_work = tuple(state.remaining[alive].tolist())     # w_j of the alive jobs
-        self.current_caps = tuple(state.caps[alive].tolist())
         self.memo: dict[object, object] = {}
+
+    @cached_property
+    def _alive(self) -> np.ndarray:
+        return np.flatnonzero(self._state.remaining > 0)
+
+    @cached_property
+    def current_work(self) -> tuple[float, ...]:
+        """w_j of the alive jobs of the current phase."""
+        return tuple(self._state.remaining[self._alive].tolist())
+
+    @cached_property
+    def current_caps(self) -> tuple[int, ...]:
+        return tuple(self._state.caps[self._alive].tolist())
 
     @property
     def future_phases(self) -> tuple[tuple[tuple[float, ...], tuple[int, ...]], ...]:
@@ -86,6 +99,9 @@ class RoundView:
 
 
 class EventPolicy(Protocol):
+    """A policy may also set ``quiet_until`` (seconds): while some app holds GPUs, the engine asks
+    it for no round before that time (a round-based policy between its round boundaries)."""
+
     name: str
 
     def start(self, instance: ThemisInstance, options: SimOptions) -> None:
@@ -95,10 +111,33 @@ class EventPolicy(Protocol):
         """Grants of free GPUs: app index -> GPUs, disjoint, within each app's unmet demand."""
 
 
+class _JobArrays:
+    """The current phase's remaining work, resume time, rate and work W_j of every app's jobs side by
+    side (app a in ``[start[a], start[a] + width[a])``, width its largest phase), so one vectorised
+    step advances every running job; an app's own arrays are views of its region."""
+
+    def __init__(self, apps: Sequence[ThemisApp]) -> None:
+        width = [max(len(phase) for phase in app.phases) for app in apps]
+        self.start = np.concatenate([[0], np.cumsum(width)]).astype(np.int64)
+        size = int(self.start[-1])
+        self.remaining, self.resume, self.rate, self.work = (np.zeros(size) for _ in range(4))
+
+    def region(self, a: int, jobs: int) -> slice:
+        """App a's slots for a phase of ``jobs`` jobs, the rest of its region cleared."""
+        whole = slice(int(self.start[a]), int(self.start[a + 1]))
+        for array in (self.remaining, self.resume, self.rate, self.work):
+            array[whole] = 0.0
+        return slice(whole.start, whole.start + jobs)
+
+    def owner(self, slots: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.start, slots, side="right") - 1
+
+
 @dataclass
 class _AppState:
     index: int
     app: ThemisApp
+    arrays: _JobArrays
     phase: int = 0
     remaining: np.ndarray = field(default_factory=lambda: np.zeros(0))
     holdings: dict[int, float] = field(default_factory=dict)      # gpu -> lease expiry
@@ -108,11 +147,13 @@ class _AppState:
     resume: np.ndarray = field(default_factory=lambda: np.zeros(0))
     rate: np.ndarray = field(default_factory=lambda: np.zeros(0))
     slowdown: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    speed: np.ndarray = field(default_factory=lambda: np.zeros(0))
     service: float = 0.0
     cum_at_arrival: float = 0.0
     finish: float | None = None
     demand_now: int = 0                 # caps of the alive jobs of the current phase
     caps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    work: np.ndarray = field(default_factory=lambda: np.zeros(0))      # W_j of the current phase's jobs
     future: tuple[tuple[tuple[float, ...], tuple[int, ...]], ...] = ()   # (work, caps) of the later phases
 
     def phase_jobs(self) -> tuple:
@@ -121,12 +162,17 @@ class _AppState:
     def enter_phase(self, phase: int) -> None:
         self.phase = phase
         jobs = self.app.phases[phase]
-        self.remaining = np.array([j.work for j in jobs], dtype=float)
+        mine = self.arrays.region(self.index, len(jobs))
+        self.work = self.arrays.work[mine]
+        self.work[:] = [j.work for j in jobs]
+        self.remaining = self.arrays.remaining[mine]
+        self.remaining[:] = self.work
+        self.resume = self.arrays.resume[mine]
+        self.rate = self.arrays.rate[mine]
         self.job_gpus = [frozenset()] * len(jobs)
         self.job_since = [0.0] * len(jobs)
-        self.resume = np.zeros(len(jobs))
-        self.rate = np.zeros(len(jobs))
         self.slowdown = np.ones(len(jobs))
+        self.speed = np.ones(len(jobs))
         self.caps = np.array([j.cap for j in jobs], dtype=np.int64)
         self.future = tuple((tuple(j.work for j in p), tuple(j.cap for j in p)) for p in self.app.phases[phase + 1:])
         self.update_demand()
@@ -151,7 +197,8 @@ class EventEngine:
         self.options = options
         self.now = 0.0
         self.cum_active = 0.0           # integral of N_active
-        self.states = [_AppState(a, app) for a, app in enumerate(instance.apps)]
+        self.arrays = _JobArrays(instance.apps)
+        self.states = [_AppState(a, app, self.arrays) for a, app in enumerate(instance.apps)]
         self.free: set[int] = set(range(instance.num_gpus))
         self.active: list[int] = []
         self.holders: set[int] = set()                      # active apps holding GPUs (the only ones progressing)
@@ -205,24 +252,32 @@ class EventEngine:
                          holdings=self.holdings, jobs=self.job_log, rounds=self.rounds, round_seconds=self.round_seconds,
                          stats=getattr(self.policy, "stats", {}))
 
+    def _holder_slots(self) -> slice:
+        """The slots of the job arrays spanning every app holding GPUs (others there have rate 0)."""
+        if not self.holders:
+            return slice(0, 0)
+        start = self.arrays.start
+        return slice(int(min(start[a] for a in self.holders)), int(max(start[a + 1] for a in self.holders)))
+
     def _next_completion(self) -> float:
-        best = math.inf
-        for a in self.holders:
-            s = self.states[a]
-            running = s.rate > 0
-            if running.any():
-                done_at = np.maximum(s.resume[running], self.now) + s.remaining[running] / s.rate[running]
-                best = min(best, float(done_at.min()))
-        return best
+        slots = self._holder_slots()
+        rate = self.arrays.rate[slots]
+        running = rate > 0
+        if not running.any():
+            return math.inf
+        done_at = np.maximum(self.arrays.resume[slots][running], self.now) + self.arrays.remaining[slots][running] / rate[running]
+        return float(done_at.min())
 
     def _advance(self, t: float) -> None:
         dt = t - self.now
+        slots = self._holder_slots()
+        rate, remaining = self.arrays.rate[slots], self.arrays.remaining[slots]
+        begin = np.maximum(self.arrays.resume[slots], self.now)
+        progress = rate * np.clip(t - begin, 0.0, dt)
+        done_at = begin + np.divide(remaining, rate, out=np.full_like(rate, math.inf), where=rate > 0)
+        remaining[:] = np.where(done_at <= t * (1 + 1e-12), 0.0, np.maximum(remaining - progress, 0.0))
         for a in self.holders:
             s = self.states[a]
-            progress = s.rate * np.clip(t - np.maximum(s.resume, self.now), 0.0, dt)
-            done_at = np.maximum(s.resume, self.now) + np.divide(s.remaining, s.rate, out=np.full_like(s.rate, math.inf),
-                                                                 where=s.rate > 0)
-            s.remaining = np.where(done_at <= t * (1 + 1e-12), 0.0, np.maximum(s.remaining - progress, 0.0))
             s.service += len(s.holdings) * dt
         self.cum_active += len(self.active) * dt
         self.now = t
@@ -236,12 +291,11 @@ class EventEngine:
 
     def _completions(self) -> set[int]:
         touched = set()
-        for a in sorted(self.holders):
+        slots = self._holder_slots()
+        done = (self.arrays.remaining[slots] <= DONE_TOLERANCE * self.arrays.work[slots]) & (self.arrays.rate[slots] > 0)
+        for a in sorted(set(self.arrays.owner(slots.start + np.flatnonzero(done)).tolist())):
             s = self.states[a]
-            work = np.array([j.work for j in s.phase_jobs()])
-            finished = (s.remaining <= DONE_TOLERANCE * work) & (s.rate > 0)
-            if not finished.any():
-                continue
+            finished = (s.remaining <= DONE_TOLERANCE * s.work) & (s.rate > 0)
             s.remaining[finished] = 0.0
             s.update_demand()
             touched.add(a)
@@ -284,6 +338,8 @@ class EventEngine:
     def _round(self) -> set[int]:
         if not self.free or not any(self.states[a].demand() > len(self.states[a].holdings) for a in self.active):
             return set()
+        if self.holders and self.now < getattr(self.policy, "quiet_until", -math.inf):
+            return set()
         tick = time.perf_counter()
         view = RoundView(self.now, sorted(self.free), [AppView(self.states[a], self) for a in self.active],
                          self.options.lease)
@@ -311,14 +367,15 @@ class EventEngine:
     def _split(self, s: _AppState, gpus: list[int]) -> tuple[list[frozenset[int]], frozenset[int]]:
         """GPU set per job of the current phase, and the GPUs used."""
         jobs = s.phase_jobs()
-        alive = [j for j in range(len(jobs)) if s.remaining[j] > 0]
+        alive = np.flatnonzero(s.remaining > 0).tolist()
         sets: list[frozenset[int]] = [frozenset()] * len(jobs)
         if len(gpus) >= len(alive):
             counts = split([float(s.remaining[j]) for j in alive], [jobs[j].cap for j in alive], len(gpus))
             for j, chosen in zip(alive, assign(gpus, counts, self.instance.topology)):
                 sets[j] = frozenset(chosen)
         else:   # LPT: the jobs with the most remaining work run, one GPU each
-            longest = sorted(alive, key=lambda j: (-s.remaining[j], j))[: len(gpus)]
+            order = np.argsort(-s.remaining[alive], kind="stable")     # ties by job index
+            longest = [alive[j] for j in order[: len(gpus)].tolist()]
             for j, g in zip(longest, gpus):
                 sets[j] = frozenset([g])
         used = frozenset().union(*sets)
@@ -334,7 +391,8 @@ class EventEngine:
             s.job_since[j] = self.now
             if sets[j]:
                 s.slowdown[j] = slowdown(profile, sets[j], topology)
-                s.rate[j] = len(sets[j]) / s.slowdown[j]
+                s.speed[j] = speed(s.app.speed_of, sets[j], topology)
+                s.rate[j] = len(sets[j]) * s.speed[j] / s.slowdown[j]
                 s.resume[j] = self.now + self.options.restart_overhead
             else:
                 s.rate[j] = 0.0
@@ -345,7 +403,7 @@ class EventEngine:
             if s.job_gpus[j]:
                 self.job_log.append(JobInterval(s.index, s.phase, j, s.job_since[j], self.now,
                                                 min(max(float(s.resume[j]), s.job_since[j]), self.now),
-                                                s.job_gpus[j], float(s.slowdown[j])))
+                                                s.job_gpus[j], float(s.slowdown[j]), float(s.speed[j])))
                 s.job_gpus[j] = frozenset()
                 s.rate[j] = 0.0
 

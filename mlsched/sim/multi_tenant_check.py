@@ -6,7 +6,7 @@ preemption, no migration). The checker reads the instance and the schedule alone
 placement mode zeta from where the workers and PS are, recomputes the duration d_j(W, zeta) from
 the instance's rates, and checks release, horizon, the worker bound D_j (3e), at least one PS (3g),
 the bandwidth rule (3i) read as in the spec ([P-fix]: every server hosting a PS covers the workers
-on the other servers) and the servers' capacities in every slot (3c), (3d).
+on the other servers; the PS count of :mod:`mlsched.instance.parameter_server`, the family's physics) and the servers' capacities in every slot (3c), (3d).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlsched.instance.multi_tenant import MultiTenantInstance, duration
+from mlsched.instance.parameter_server import ps_needed
 
 
 @dataclass
@@ -85,7 +86,7 @@ def check(instance: MultiTenantInstance, schedule: TenantSchedule, horizon: int 
         if last is not None and ends[j] > last:
             problems.append(f"job {job.id} ends at slot {ends[j]} after the horizon {last}")
         for s in np.flatnonzero(p > 0):
-            if (total - w[s]) * b_w > p[s] * b_p * (1 + 1e-12):
+            if p[s] < ps_needed(total - int(w[s]), b_w, b_p):
                 problems.append(f"job {job.id}: the PS on server {instance.servers[s].name} cover "
                                 f"{p[s] * b_p:g} Mbps, the workers elsewhere need {(total - w[s]) * b_w:g} (3i)")
     running = schedule.start > 0

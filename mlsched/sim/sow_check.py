@@ -3,8 +3,9 @@ realization and the run's outcome; it imports nothing from the mechanism.
 
 Per job, from its recorded plan, start, status, removal round and announced price table:
   * a launched job starts at pi_j(a_j, sigma_j) >= a_j; a realization outside the reported support
-    or a bottom plan entry is not launched; a launched job whose duration exceeds every duration
-    reported for its (a, sigma) is stopped at s + (the longest of them);
+    or a bottom plan entry is not launched; a launched job is stopped at the first round r > s at
+    which its announced price p(s, d'_j, r - s + 1) is infinite and it is still running (l_j > r - s),
+    and otherwise runs to its completion;
   * a completed job ends at c = s + l_j - 1 <= T, gets v_j(c) (0 when it ran on fewer nodes than its
     true width) and pays exactly p_{b_j}(s, d'_j, l_j); every other job gets 0 and pays 0;
   * the load of the jobs that ran in round r (completed: s..c; evicted at e: s..e - 1) is <= C;
@@ -39,11 +40,12 @@ def check(instance: SowInstance, realization: Any, outcome: Any) -> list[str]:
             expected = "outside_support" if planned == "outside" else "not_launched"
             if out.status != expected or (planned not in (None, "outside")):
                 problems.append(f"{where}: status {out.status} but the plan gives {planned!r} for (a, sigma) = ({a}, {sig})")
-        elif out.status == "outside_support":     # stopped once it outlived every duration reported for (a, sigma)
-            longest = max((p.duration for p in job.reported.support if (p.arrival, p.signal) == (a, sig)), default=0)
-            if out.start != planned or l <= longest or out.removed_at != out.start + longest:
+        elif out.status == "outside_support":     # stopped: its completion would meet an infinite price
+            stop = _first_unpriced_round(out.prices, out.start, l)
+            if out.start != planned or stop is None or out.removed_at != stop:
                 problems.append(f"{where}: stopped at {out.removed_at} as outside its report, but it starts at "
-                                f"{out.start} (plan {planned!r}), runs {l} rounds and reports at most {longest}")
+                                f"{out.start} (plan {planned!r}), runs {l} rounds and meets an infinite price at "
+                                f"{stop}")
             occupied[out.start:out.removed_at] += width
         elif out.start is not None or out.status == "completed":
             if out.start != planned:
@@ -52,6 +54,8 @@ def check(instance: SowInstance, realization: Any, outcome: Any) -> list[str]:
                 problems.append(f"{where}: starts at {out.start} before its arrival {a}")
         if out.status == "completed":
             c = out.start + l - 1
+            if _first_unpriced_round(out.prices, out.start, l) is not None:
+                problems.append(f"{where}: completes although its price became infinite while it ran")
             if out.completion != c or c > T:
                 problems.append(f"{where}: completes at {out.completion}, expected {c} (<= T = {T})")
             value = job.sow.value(job.birth, c) if width >= job.width else 0.0
@@ -74,6 +78,14 @@ def check(instance: SowInstance, realization: Any, outcome: Any) -> list[str]:
     if abs(total - sum(o.value for o in outcome.jobs)) > TOL * max(1.0, abs(total)):
         problems.append("welfare differs from revenue plus utilities")
     return problems
+
+
+def _first_unpriced_round(prices: Any, start: int, duration: int) -> int | None:
+    """The first round r in (s, s + l - 1] whose completion price p(s, d', r - s + 1) is infinite."""
+    for k in range(2, duration + 1):
+        if not np.isfinite(prices[start, k - 1]):
+            return start + k - 1
+    return None
 
 
 def _lifo_problems(instance: SowInstance, realization: Any, outcome: Any) -> list[str]:

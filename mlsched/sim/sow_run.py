@@ -1,8 +1,9 @@
 """Runs of a SoW mechanism over the realizations of an instance, each checked independently.
 
 Realizations (spec §2.5, §8): the product of the true supports enumerated with its probabilities
-when it has at most ``samples`` points, else ``samples`` i.i.d. draws of weight 1/samples. Job j's
-draw in sample m comes from its own stream ``default_rng([seed, m, j])``, so adding later-born jobs
+when it has at most ``exact_limit`` points (20,000), else ``samples`` i.i.d. draws of weight
+1/samples (2,000 by default; Monte Carlo figures carry 95% intervals). Job j's
+draws come from its own stream ``default_rng([seed, j])`` (all at once), so adding later-born jobs
 never changes earlier jobs' realizations (T5), and the exact program averages over the same
 realizations (paired sampling). Expectations are probability-weighted means; ratios are ratios of
 means (E[OPT] / E[W]).
@@ -11,7 +12,6 @@ means (E[OPT] / E[W]).
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +23,7 @@ from mlsched.instance.sow import Realization, SowInstance
 from mlsched.sim import sow_check
 
 DEFAULT_SAMPLES = 2000
+EXACT_LIMIT = 20_000
 
 
 @dataclass(frozen=True)
@@ -42,33 +43,39 @@ class RealizationSet:
                            tuple(int(x) for x in self.signal[m]), tuple(int(x) for x in self.sow_index[m]))
 
 
-def realizations(instance: SowInstance, *, samples: int = DEFAULT_SAMPLES, seed: int = 0) -> RealizationSet:
-    """Every joint realization with its probability, or ``samples`` paired draws (see module doc).
-    In the stochastic variant a job's draw is its SoW from G_j together with that SoW's (a, l, sigma)."""
+def realizations(instance: SowInstance, *, samples: int = DEFAULT_SAMPLES, seed: int = 0,
+                 exact_limit: int = EXACT_LIMIT) -> RealizationSet:
+    """Every joint realization with its probability when there are at most ``exact_limit``, else
+    ``samples`` paired draws (see module doc). In the stochastic variant a job's draw is its SoW from
+    G_j together with that SoW's (a, l, sigma)."""
     if samples < 1:
         raise UsageError(f"samples must be >= 1, got {samples}")
+    if exact_limit < 0:
+        raise UsageError(f"exact_limit must be >= 0, got {exact_limit}")
     n = instance.num_jobs
     options = [[(g * p.prob, k, p) for k, (g, sow) in enumerate(instance.sow_choices(j)) for p in sow.support]
                for j in range(n)]
-    if instance.support_points() <= samples:
-        combos = list(itertools.product(*options)) if n else [()]
-        w = np.array([math.prod(o[0] for o in c) for c in combos])
-        picked = [[(o[1], o[2]) for o in c] for c in combos]
-        return _realization_set(picked, n, w / w.sum(), exact=True)
-    picked = [[(0, None)] * n for _ in range(samples)]
+    if instance.support_points() <= exact_limit:
+        picks = np.array(list(itertools.product(*(range(len(o)) for o in options))), dtype=np.int64).reshape(-1, n)
+        w = np.prod([np.array([o[0] for o in opts])[picks[:, j]] for j, opts in enumerate(options)], axis=0)
+        return _realization_set(options, picks, np.asarray(w, dtype=float) / np.sum(w), exact=True)
+    picks = np.zeros((samples, n), dtype=np.int64)
     for j, opts in enumerate(options):
         probs = np.array([o[0] for o in opts])
-        for m in range(samples):
-            k = np.random.default_rng([seed, m, j]).choice(len(opts), p=probs / probs.sum())
-            picked[m][j] = (opts[k][1], opts[k][2])
-    return _realization_set(picked, n, np.full(samples, 1.0 / samples), exact=False)
+        picks[:, j] = np.random.default_rng([seed, j]).choice(len(opts), size=samples, p=probs / probs.sum())
+    return _realization_set(options, picks, np.full(samples, 1.0 / samples), exact=False)
 
 
-def _realization_set(picked: list[list[tuple[int, Any]]], n: int, weights: np.ndarray, *, exact: bool) -> RealizationSet:
+def _realization_set(options: list[list[tuple[float, int, Any]]], picks: np.ndarray, weights: np.ndarray, *,
+                     exact: bool) -> RealizationSet:
+    """The realizations whose job j takes option ``picks[m, j]`` (an (SoW, support point) pair)."""
     def column(get: Any) -> np.ndarray:
-        return np.array([[get(x) for x in row] for row in picked], dtype=np.int64).reshape(-1, n)
-    return RealizationSet(column(lambda x: x[1].arrival), column(lambda x: x[1].duration),
-                          column(lambda x: x[1].signal), column(lambda x: x[0]), weights, exact=exact)
+        out = np.zeros(picks.shape, dtype=np.int64)
+        for j, opts in enumerate(options):
+            out[:, j] = np.array([get(o) for o in opts], dtype=np.int64)[picks[:, j]]
+        return out
+    return RealizationSet(column(lambda o: o[2].arrival), column(lambda o: o[2].duration),
+                          column(lambda o: o[2].signal), column(lambda o: o[1]), weights, exact=exact)
 
 
 @dataclass
@@ -91,7 +98,9 @@ class SowRuns:
         return np.array([o.welfare for o in self.outcomes])
 
     def summary(self, instance: SowInstance) -> dict[str, Any]:
-        """The §8 report's per-run quantities as expectations (one row)."""
+        """The §8 report's per-run quantities as expectations (one row), with the policy's constants
+        (C', M, eta, B_switch, B_evict, alpha_3 or alpha_E, kappa, FUA loss, capacity conditions).
+        ``eviction_cost`` is W_R - E[W]; ``max_fill`` the largest bundle fill of any run."""
         w = self.realizations.weights
         welfare = self.welfare()
         revenue = np.array([o.revenue for o in self.outcomes])
@@ -115,9 +124,11 @@ class SowRuns:
         used = np.array([float(o.load.sum()) for o in self.outcomes]) / (instance.capacity * instance.horizon)
         mean_w = float(w @ welfare)
         se = float(np.sqrt(max(w @ (welfare - mean_w) ** 2, 0.0) / len(w))) if not self.realizations.exact else 0.0
+        relaxed = self.mean(np.array([o.relaxed_welfare for o in self.outcomes]))
+        fills = [o.extra["max_fill"] for o in self.outcomes if "max_fill" in o.extra]
         return {"welfare": mean_w, "welfare_se": se, "revenue": float(w @ revenue),
                 "utilities": mean_w - float(w @ revenue),
-                "relaxed_welfare": self.mean(np.array([o.relaxed_welfare for o in self.outcomes])),
+                "relaxed_welfare": relaxed, "eviction_cost": relaxed - mean_w,
                 "completed_rate": rate("completed"), "evicted_rate": rate("evicted"),
                 "cancelled_rate": rate("cancelled"), "not_launched_rate": rate("not_launched") + rate("outside_support"),
                 "switched_rate": self.mean(switched), "removed_switched": removed_among(True),
@@ -125,15 +136,16 @@ class SowRuns:
                 "utilization": float(w @ used),
                 "realizations": len(w), "exact_expectation": self.realizations.exact,
                 "check_problems": len(self.problems), "wall_seconds": self.wall_seconds,
-                **{k: self.constants[k] for k in ("b_switch", "b_evict", "eta", "alpha_3") if k in self.constants}}
+                **({"max_fill": float(max(fills))} if fills else {}), **self.constants}
 
 
-def run_sow(instance: SowInstance, policy: Any, *, samples: int = DEFAULT_SAMPLES, seed: int = 0) -> SowRuns:
+def run_sow(instance: SowInstance, policy: Any, *, samples: int = DEFAULT_SAMPLES, seed: int = 0,
+            exact_limit: int = EXACT_LIMIT) -> SowRuns:
     """Run ``policy`` (anything with ``simulate(instance, realization, sample)``) on every realization
     and check each run independently; a policy with ``prepare(instance)`` (offline work on the
     whole instance, e.g. the stochastic variant's bundles) gets it first. In the stochastic variant
     each run sees the instance with its SoWs drawn."""
-    reals = realizations(instance, samples=samples, seed=seed)
+    reals = realizations(instance, samples=samples, seed=seed, exact_limit=exact_limit)
     tick = time.perf_counter()
     if hasattr(policy, "prepare"):
         policy.prepare(instance)

@@ -4,6 +4,7 @@ judges the schedule it commits."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any
 
 from mlsched.errors import MlschedError, UsageError
@@ -19,16 +20,15 @@ def run_tenant(instance: MultiTenantInstance, policy: Any, *, time_origin: str |
     ``time_origin`` overrides the instance's (A2); other options go to the policy's ``configure``."""
     if time_origin is not None:
         instance = dataclasses.replace(instance, time_origin=time_origin)
-    if hasattr(policy, "decide"):
-        if policy_options:
-            raise UsageError(f"{policy.name} takes no {', '.join('--' + k.replace('_', '-') for k in policy_options)}"
-                             " option")
-        return run_slots(instance, policy)
     if policy_options:
-        if not hasattr(policy, "configure"):
+        accepted = inspect.signature(policy.configure).parameters if hasattr(policy, "configure") else {}
+        unknown = [k for k in policy_options if k not in accepted]
+        if unknown:
             raise UsageError(f"{getattr(policy, 'name', 'this policy')} takes no "
-                             f"{', '.join('--' + k.replace('_', '-') for k in policy_options)} option")
+                             f"{', '.join('--' + k.replace('_', '-') for k in unknown)} option")
         policy.configure(**policy_options)
+    if hasattr(policy, "decide"):
+        return run_slots(instance, policy)
     result = policy.run(instance)
     problems = check(instance, result.schedule, online=True)
     if problems:

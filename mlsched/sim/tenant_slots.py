@@ -10,7 +10,10 @@ D_j, (3g) at least one PS, (3i) every server hosting a PS covers the workers els
 servers' capacities (3c), (3d). The loop stops when every job has completed or after ``max_slots``.
 A run is recorded as blocks: one row per (first slot, last slot, job, server) with the workers and
 PS held throughout; policies whose decisions depend only on the set of pending jobs (``stationary``)
-are asked again only at the next release or completion.
+are asked again only at the next release or completion. A policy's ``migration_cost`` c in [0, 1)
+(default 0, spec §5.2 [R]) is the fraction of a slot a job loses when it runs on an allocation other
+than the one it last ran on (a migration, or a resumption elsewhere after a preemption): it trains
+(1 - c) W n^zeta in that slot.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from mlsched.errors import MlschedError
+from mlsched.errors import MlschedError, UsageError
 from mlsched.instance.multi_tenant import MultiTenantInstance, TenantJob
+from mlsched.instance.parameter_server import ps_needed
 from mlsched.tenant_metrics import summary as tenant_summary
 from mlsched.tenant_metrics import tenant_gains
 
@@ -35,6 +39,7 @@ Allocation = tuple[int, np.ndarray, np.ndarray]   # (job, workers per server, PS
 class SlotPolicy(Protocol):
     name: str
     stationary: bool      # decisions depend only on the pending set: the engine may skip to the next event
+    migration_cost: float   # optional (0 when absent): the slot fraction lost on a changed allocation
 
     def start(self, instance: MultiTenantInstance) -> None:
         """Reset for a run over ``instance``."""
@@ -57,6 +62,7 @@ class SlotRun:
     completion: np.ndarray            # (J,) slot t_j^+, 0 if the job never completed
     slots: int                        # slots simulated
     time_origin: str = "arrival"
+    migration_cost: float = 0.0       # the policy's, read back by the checker
     wall_seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -72,11 +78,14 @@ class SlotRun:
         np.add.at(change, self.last + 1, -self.workers)
         return np.cumsum(change)[1:self.slots + 1] / max(1, int(instance.worker_capacity.sum()))
 
+    def gains(self, instance: MultiTenantInstance) -> np.ndarray:
+        """g_u: no transfers, so each tenant's own realized utilities."""
+        return tenant_gains(instance, self.utilities(instance))
+
     def summary(self, instance: MultiTenantInstance) -> dict[str, Any]:
         utilities = self.utilities(instance)
-        gains = tenant_gains(instance, utilities)      # no transfers: g_u is u's own utilities
         row = tenant_summary(instance, utilities, self.completion > 0, self.utilization(instance),
-                             int(self.completion.max(initial=0)), gains)
+                             int(self.completion.max(initial=0)), self.gains(instance))
         return {**row, "wall_seconds": self.wall_seconds, "seconds_per_job": self.wall_seconds / max(1, instance.num_jobs)}
 
 
@@ -92,28 +101,34 @@ def run_slots(instance: MultiTenantInstance, policy: SlotPolicy, *, max_slots: i
     returned."""
     tick = time.perf_counter()
     policy.start(instance)
+    loss = float(getattr(policy, "migration_cost", 0.0))
+    if not 0.0 <= loss < 1.0:
+        raise UsageError(f"{policy.name}: migration_cost must be in [0, 1) (a fraction of a slot), not {loss}")
     n = instance.num_jobs
     release = np.array([instance.first_slot(job) for job in instance.jobs], dtype=np.int64)
     target = np.array([job.workload for job in instance.jobs], dtype=float) * (1 - PROGRESS_TOL)
-    cap = max_slots if max_slots is not None else _default_cap(instance, release)
+    cap = max_slots if max_slots is not None else _default_cap(instance, release, loss)
     progress, completion = np.zeros(n), np.zeros(n, dtype=np.int64)
     order = sorted(range(n), key=lambda j: (release[j], j))
     rows: list[tuple[int, int, int, int, int, int]] = []
+    last_held: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     t = 1
     while t <= cap and (completion == 0).any():
         pending = [j for j in order if release[j] <= t and not completion[j]]
         chosen = policy.decide(t, pending, progress.copy())
         rates = {j: slot_progress(instance.jobs[j], w, p) for j, w, p in chosen}
+        lost = {j: loss * rates[j] if _moved(last_held.get(j), w, p) else 0.0 for j, w, p in chosen}
         block = 1
         if policy.stationary:
             later = release[release > t]
             block = int(later.min() - t) if later.size else cap - t + 1
             for j, rate in rates.items():
                 if rate > 0:
-                    block = min(block, _slots_to_finish(target[j] - progress[j], rate))
+                    block = min(block, _slots_to_finish(target[j] - progress[j] + lost[j], rate))
             block = max(1, min(block, cap - t + 1))
         for j, workers, ps in chosen:
-            done_at, progress[j] = _advance(progress[j], rates[j], block, target[j])
+            last_held[j] = (workers, ps)
+            done_at, progress[j] = _advance(progress[j], rates[j], block, target[j], lost[j])
             last = t + block - 1 if done_at is None else t + done_at
             if done_at is not None:
                 completion[j] = last
@@ -123,17 +138,24 @@ def run_slots(instance: MultiTenantInstance, policy: SlotPolicy, *, max_slots: i
     table = np.array(rows, dtype=np.int64).reshape(-1, 6)
     run = SlotRun(algorithm=policy.name, first=table[:, 0], last=table[:, 1], job=table[:, 2], server=table[:, 3],
                   workers=table[:, 4], ps=table[:, 5], completion=completion, slots=t - 1,
-                  time_origin=instance.time_origin, wall_seconds=time.perf_counter() - tick)
+                  time_origin=instance.time_origin, migration_cost=loss, wall_seconds=time.perf_counter() - tick)
     problems = check_slots(instance, run)
     if problems:
         raise MlschedError(f"{policy.name} on {instance.name}: infeasible run: " + "; ".join(problems[:5]))
     return run
 
 
-def _advance(progress: float, rate: float, slots: int, target: float) -> tuple[int | None, float]:
-    """Progress after each of ``slots`` slots at ``rate``, summed slot by slot: (the index of the slot
-    that reaches ``target`` or None, the progress then)."""
-    sums = np.cumsum(np.concatenate([[progress], np.full(slots, rate)]))[1:]
+def _moved(before: tuple[np.ndarray, np.ndarray] | None, workers: np.ndarray, ps: np.ndarray) -> bool:
+    """Whether a job that ran on ``before`` (None: never ran) now runs on another allocation."""
+    return before is not None and not (np.array_equal(before[0], workers) and np.array_equal(before[1], ps))
+
+
+def _advance(progress: float, rate: float, slots: int, target: float, lost: float = 0.0) -> tuple[int | None, float]:
+    """Progress after each of ``slots`` slots at ``rate`` (the first less ``lost``), summed slot by
+    slot: (the index of the slot that reaches ``target`` or None, the progress then)."""
+    steps = np.full(slots, rate)
+    steps[0] -= lost
+    sums = np.cumsum(np.concatenate([[progress], steps]))[1:]
     hit = np.flatnonzero(sums >= target)
     return (int(hit[0]), float(sums[hit[0]])) if hit.size else (None, float(sums[-1]))
 
@@ -143,10 +165,10 @@ def _slots_to_finish(remaining: float, rate: float) -> int:
     return max(1, math.ceil(remaining / rate - 1e-12))
 
 
-def _default_cap(instance: MultiTenantInstance, release: np.ndarray) -> int:
-    """The last release plus every job run alone with one distributed worker: a run that places at
-    least one job per slot ends before this."""
-    alone = sum(int(np.ceil(job.workload / job.rate_distributed)) for job in instance.jobs)
+def _default_cap(instance: MultiTenantInstance, release: np.ndarray, loss: float = 0.0) -> int:
+    """The last release plus every job run alone with one distributed worker, each slot less the
+    migration loss: a run that places at least one job per slot ends before this."""
+    alone = sum(int(np.ceil(job.workload / (job.rate_distributed * (1.0 - loss)))) for job in instance.jobs)
     return int(release.max(initial=0)) + alone + 1
 
 
@@ -178,6 +200,7 @@ def check_slots(instance: MultiTenantInstance, run: SlotRun) -> list[str]:
         blocks[key][1][s] += p
     progress = np.zeros(instance.num_jobs)
     finished = np.zeros(instance.num_jobs, dtype=np.int64)
+    held: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for (a, b, j), (w, p) in sorted(blocks.items()):
         job = instance.jobs[j]
         total = int(w.sum())
@@ -191,12 +214,16 @@ def check_slots(instance: MultiTenantInstance, run: SlotRun) -> list[str]:
         if p.sum() < 1:
             problems.append(f"job {job.id}, slot {a}: no PS (3g)")
         for s in np.flatnonzero(p > 0):
-            if (total - w[s]) * b_w > p[s] * b_p * (1 + 1e-12):
+            if p[s] < ps_needed(total - int(w[s]), b_w, b_p):
                 problems.append(f"job {job.id}, slot {a}: the PS on {instance.servers[s].name} cover {p[s] * b_p:g} "
                                 f"Mbps, the workers elsewhere need {(total - w[s]) * b_w:g} (3i)")
         centralized = np.count_nonzero((w > 0) | (p > 0)) == 1
         rate = total * (job.rate_centralized if centralized else job.rate_distributed)
-        sums = np.cumsum(np.concatenate([[progress[j]], np.full(b - a + 1, rate)]))[1:]   # slot by slot
+        steps = np.full(b - a + 1, rate)
+        moved = j in held and not (np.array_equal(held[j][0], w) and np.array_equal(held[j][1], p))
+        steps[0] -= run.migration_cost * rate if moved else 0.0                           # a migration's loss
+        held[j] = (w, p)
+        sums = np.cumsum(np.concatenate([[progress[j]], steps]))[1:]                      # slot by slot
         reached = np.flatnonzero(sums >= job.workload * (1 - PROGRESS_TOL))
         progress[j] = sums[reached[0]] if reached.size else sums[-1]
         if reached.size:

@@ -39,7 +39,7 @@ class SimOptions:
 @dataclass(frozen=True)
 class JobInterval:
     """Job ``job`` of phase ``phase`` of app ``app`` ran on ``gpus`` over [start, end), progressing
-    from ``resume`` on at ``len(gpus) / slowdown`` GPU-seconds per second."""
+    from ``resume`` on at ``len(gpus) * speed / slowdown`` GPU-seconds per second."""
 
     app: int
     phase: int
@@ -49,6 +49,7 @@ class JobInterval:
     resume: float
     gpus: frozenset[int]
     slowdown: float
+    speed: float = 1.0
 
 
 @dataclass(frozen=True)

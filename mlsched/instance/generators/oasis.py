@@ -26,6 +26,7 @@ import numpy as np
 from mlsched.errors import UsageError
 from mlsched.instance import ClusterJobsInstance, Job, Server
 from mlsched.instance.cluster_jobs import EPS, STANDARD_RESOURCES
+from mlsched.instance.parameter_server import minibatch_slots
 from mlsched.instance.utility import Sigmoid
 
 PROFILES = ("paper", "feasible", "small")
@@ -157,7 +158,7 @@ def _job(rng: np.random.Generator, job_id: str, arrival: int, horizon: int, rang
         gradient = rng.uniform(*ranges.gradient_mb, size=BATCH)
         worker = np.stack([rng.integers(lo, hi + 1, size=BATCH) for lo, hi in ranges.worker], axis=1)
         ps = np.stack([rng.integers(lo, hi + 1, size=BATCH) for lo, hi in ranges.ps], axis=1)
-        chunk_time = minibatches * (tau + 2.0 * gradient * 8.0 / worker[:, 4] / SLOT_SECONDS)
+        chunk_time = minibatches * minibatch_slots(tau, gradient, worker[:, 4], SLOT_SECONDS)
         fits = np.ceil(epochs * chunk_time - EPS) <= limit
         if profile == "paper":
             fits[:] = True

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 from mlsched.instance.multi_tenant import MultiTenantInstance, TenantJob, duration
 from mlsched.instance.utility import Affine
-from mlsched.online.astraea.placement import RoundView, best_candidate, job_shape
-from mlsched.online.astraea.policy import AstraeaRun
+from mlsched.online.astraea.parameters import worker_cap
+from mlsched.online.astraea.placement import Candidate, RoundView, best_candidate, job_shape
+from mlsched.online.astraea.policy import Astraea, AstraeaRun, RoundState
 from mlsched.sim.multi_tenant_check import check, realized_utilities
 
 TOL = 1e-6
@@ -42,8 +45,8 @@ def violations(instance: MultiTenantInstance, run: AstraeaRun, again: AstraeaRun
             bad["unscheduled pays"] += int(run.phase[j] != 0 or run.payments[j].sum() != 0)
             continue
         tau = 2 ** int(run.batch[j])
-        arrival_batch = 1 if job.arrival <= 2 else int(np.ceil(np.log2(job.arrival)))
-        bad["batching"] += int(not (run.batch[j] >= arrival_batch and s.start[j] >= lam * 2 ** arrival_batch + 1
+        first_batch = arrival_batch(job.arrival)
+        bad["batching"] += int(not (run.batch[j] >= first_batch and s.start[j] >= lam * 2 ** first_batch + 1
                                     > job.arrival))
         rho0 = (lam + int(run.round[j]) - 1) * tau
         bad["round"] += int(not rho0 < s.start[j] <= ends[j] <= rho0 + tau)
@@ -75,6 +78,90 @@ def violations(instance: MultiTenantInstance, run: AstraeaRun, again: AstraeaRun
     return +bad
 
 
+def arrival_batch(arrival: int) -> int:
+    """The batch l whose interval (tau_{l-1}, tau_l] holds the arrival (l = 1: r_j <= 2)."""
+    return 1 if arrival <= 2 else int(np.ceil(np.log2(arrival)))
+
+
+@dataclass
+class Call:
+    """One A_maxIrev call replayed from a run: its round, phase and jobs, and the round's state after it."""
+
+    batch: int
+    round: int
+    phase: int
+    jobs: list[int]            # the call's input, in order
+    admitted: list[int]
+    state: RoundState          # after the call (until the next call is drawn: the replay goes on with it)
+    prices_ok: list[bool]      # per admitted job: the "prices" check (see replay_violations)
+
+
+def replay_calls(instance: MultiTenantInstance, run: AstraeaRun, policy: Astraea) -> Iterator[Call]:
+    """Every A_maxIrev call of ``run`` in Alg. 2's order, rebuilt from the run's record alone: the
+    jobs pending in each batch, each round's phase-1 and phase-2 inputs and admissions, and the
+    round's allocations, quota use and pool after each call."""
+    consts, lam = run.constants, run.constants.rounds
+    durations = run.schedule.durations(instance)
+    dropped = set(run.dropped)
+    order = sorted((j for j in range(instance.num_jobs) if j not in dropped),
+                   key=lambda j: (instance.jobs[j].arrival, instance.jobs[j].owner, j))
+    for batch in range(1, run.batches + 1):
+        tau = 2 ** batch
+        pending = [j for j in order if arrival_batch(instance.jobs[j].arrival) <= batch
+                   and (run.batch[j] == 0 or run.batch[j] >= batch)]
+        for i in range(1, lam + 1):
+            state = RoundState(instance, (lam + i - 1) * tau, tau, (consts.theta_w, consts.theta_p))
+            seen_w, seen_p = np.zeros(tau), np.zeros(tau)
+            jobs = list(pending)
+            for phase in (1, 2) if policy.sharing else (1,):
+                if phase == 2:
+                    state.close_phase_one()
+                admitted = [j for j in jobs if (run.batch[j], run.round[j], run.phase[j]) == (batch, i, phase)]
+                prices_ok = []
+                for j in admitted:
+                    owner = instance.jobs[j].owner
+                    view = state.view(owner)
+                    best = _recorded_candidate(run, j, state.rho0, int(durations[j]))
+                    slots = state.allocate(best, owner, phase)
+                    eta_w, eta_p = view.eta_w[slots], view.eta_p[slots]
+                    cost = float(eta_w.sum() * best.y.sum() + eta_p.sum() * best.z.sum())
+                    prices_ok.append(not (
+                        (eta_w < seen_w[slots] - TOL).any() or (eta_p < seen_p[slots] - TOL).any()
+                        or (view.eta_w < -TOL).any() or (view.eta_w > consts.theta_w - 1 + TOL).any()
+                        or (view.eta_p < -TOL).any() or (view.eta_p > consts.theta_p - 1 + TOL).any()
+                        or (policy.mincostc_cost == "per_slot" and abs(cost - run.cost[j]) > TOL * max(1.0, cost))))
+                    seen_w[slots], seen_p[slots] = eta_w, eta_p
+                yield Call(batch, i, phase, jobs, admitted, state, prices_ok)
+                jobs = [j for j in jobs if j not in admitted]
+            pending = [j for j in pending if not (run.batch[j] == batch and run.round[j] == i)]
+
+
+def replay_violations(instance: MultiTenantInstance, run: AstraeaRun, policy: Astraea) -> Counter[str]:
+    """Counts of failures over the replayed calls (empty: none). "prices": an admitted job's posted
+    prices fall below those an earlier admission of the round saw in the same slot, leave
+    [0, theta - 1], or do not sum over its run to its recorded cost. "PE-op": after a call, a job
+    it rejected has a candidate with mu > 0 against the call's final state."""
+    bad: Counter[str] = Counter()
+    shapes = [job_shape(job, worker_cap(job, policy.cap_by_trace_gpus)) for job in instance.jobs]
+    bandwidth = (instance.worker_bandwidth, instance.ps_bandwidth)
+    for call in replay_calls(instance, run, policy):
+        bad["prices"] += call.prices_ok.count(False)
+        for j in call.jobs:
+            if j not in call.admitted:
+                again = best_candidate(shapes[j], call.state.view(instance.jobs[j].owner), bandwidth=bandwidth,
+                                       central_rule=policy.central_server_rule, mincostc_cost=policy.mincostc_cost)
+                bad["PE-op"] += int(again is not None)
+    return +bad
+
+
+def _recorded_candidate(run: AstraeaRun, j: int, rho0: int, duration: int) -> Candidate:
+    """The admitted job's schedule as a candidate of its round (offset from the round's start)."""
+    s = run.schedule
+    return Candidate(offset=int(s.start[j]) - rho0, workers=int(s.workers[j].sum()),
+                     centralized=bool(s.centralized()[j]), duration=duration, value=float(run.ideal[j]),
+                     cost=float(run.cost[j]), mu=float(run.mu[j]), y=s.workers[j], z=s.ps[j])
+
+
 def random_view(rng: np.random.Generator, instance: MultiTenantInstance, tau: int) -> RoundView:
     """A random frozen round: residual capacities, quotas and prices over tau slots."""
     n = len(instance.servers)
@@ -103,13 +190,14 @@ def misreport(rng: np.random.Generator, job: TenantJob, kind: str) -> TenantJob:
     return dataclasses.replace(job, chunks=job.chunks + int(rng.integers(1, 4)))
 
 
-def sp1_surplus(true_job: TenantJob, lie: TenantJob, view: RoundView, bandwidth_ratio: float) -> tuple[float, float] | None:
+def sp1_surplus(true_job: TenantJob, lie: TenantJob, view: RoundView,
+                bandwidth: tuple[float, float]) -> tuple[float, float] | None:
     """(the truthful mu or 0, the true job's surplus on the misreport's choice), or None when the
     misreport is not admitted. With the W_eff rule the true job runs min(W, D_j) workers; if that
     cannot finish inside the chosen window it earns nothing and still pays."""
-    truth = best_candidate(job_shape(true_job), view, bandwidth_ratio=bandwidth_ratio)
+    truth = best_candidate(job_shape(true_job), view, bandwidth=bandwidth)
     honest = truth.mu if truth is not None else 0.0
-    chosen = best_candidate(job_shape(lie), view, bandwidth_ratio=bandwidth_ratio)
+    chosen = best_candidate(job_shape(lie), view, bandwidth=bandwidth)
     if chosen is None:
         return None
     d_true = duration(true_job, min(chosen.workers, true_job.chunks), chosen.centralized)

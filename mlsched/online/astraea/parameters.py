@@ -24,6 +24,7 @@ import numpy as np
 from mlsched.errors import UsageError
 from mlsched.formulations.astraea import Config, configurations
 from mlsched.instance.multi_tenant import MultiTenantInstance, TenantJob
+from mlsched.instance.parameter_server import ps_needed
 
 THETA_FLOOR = 1.0 + 1e-9
 LAMBDA_MODES = ("fixed", "theory")
@@ -39,15 +40,21 @@ def fits_empty_cluster(instance: MultiTenantInstance, config: Config) -> bool:
     total = int(cap_w.sum())
     for s in range(len(cap_w)):
         local = min(w - 1, int(cap_w[s]))
-        need = math.ceil((w - local) * instance.worker_bandwidth / instance.ps_bandwidth - 1e-9)
+        need = ps_needed(w - local, instance.worker_bandwidth, instance.ps_bandwidth)
         if need <= cap_p[s] and w - local <= total - cap_w[s]:
             return True
     return False
 
 
-def fitting_configurations(instance: MultiTenantInstance, job: TenantJob) -> list[Config]:
-    """K_j^fit (module docstring)."""
-    return [c for c in configurations(instance, job) if fits_empty_cluster(instance, c)]
+def worker_cap(job: TenantJob, by_trace_gpus: bool = False) -> int:
+    """The most workers Astraea tries: D_j (Alg. 3), or min(g_j^tr, D_j) with ``by_trace_gpus`` (A13)."""
+    return min(job.gpus, job.chunks) if by_trace_gpus and job.gpus is not None else job.chunks
+
+
+def fitting_configurations(instance: MultiTenantInstance, job: TenantJob, by_trace_gpus: bool = False) -> list[Config]:
+    """K_j^fit (module docstring), over W = 1..worker_cap(job)."""
+    return [c for c in configurations(instance, job, worker_cap(job, by_trace_gpus))
+            if fits_empty_cluster(instance, c)]
 
 
 def best_ideal_utility(job: TenantJob, configs: list[Config]) -> float:

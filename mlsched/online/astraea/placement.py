@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlsched.instance.multi_tenant import TenantJob
+from mlsched.instance.parameter_server import ps_needed
+from mlsched.instance.utility import Affine
 
 EPS = 1e-9
 CENTRAL_SERVER_RULES = ("best_fit", "lowest_index")
@@ -35,23 +37,27 @@ MINCOSTC_COSTS = ("per_slot", "literal")
 
 class WindowMinimum:
     """Minima of every row of a (rows, T) array over windows [o, o + d), answered in O(1) per window
-    from a sparse table whose levels (minima over 2^k slots) are built as lengths need them."""
+    from a sparse table whose levels (minima over 2^k slots) are built as lengths need them, over
+    the first columns queries reach (doubled, and the levels rebuilt, when a query reaches further)."""
 
     def __init__(self, values: np.ndarray):
-        self.levels = [values]
+        self.values, self.columns, self.levels = values, 0, [values[:, :0]]
 
-    def _level(self, level: int) -> np.ndarray:
+    def _level(self, level: int, columns: int) -> np.ndarray:
+        if columns > self.columns:
+            self.columns = min(self.values.shape[1], max(columns, 2 * self.columns))
+            self.levels = [self.values[:, :self.columns]]
         while len(self.levels) <= level:
             prev, span = self.levels[-1], 1 << (len(self.levels) - 1)
             self.levels.append(np.minimum(prev[:, :-span], prev[:, span:]))
         return self.levels[level]
 
-    def __call__(self, length: int, start: int, stop: int) -> np.ndarray:
+    def __call__(self, length: int, start: int, stop: int, rows: slice = slice(None)) -> np.ndarray:
         """(rows, stop - start): the minimum over [o, o + length) for every start o in [start, stop)."""
         level = length.bit_length() - 1
-        table = self._level(level)
+        table = self._level(level, stop + length - 1)
         shift = length - (1 << level)
-        return np.minimum(table[:, start:stop], table[:, start + shift:stop + shift])
+        return np.minimum(table[rows, start:stop], table[rows, start + shift:stop + shift])
 
 
 @dataclass
@@ -70,10 +76,16 @@ class RoundView:
 class JobShape:
     """The job's durations and ideal utility as Alg. 3 needs them."""
 
-    chunks: int                   # D_j: W = 1..D_j
+    chunks: int                   # the most workers: W = 1..D_j (or the A13 cap)
     central: np.ndarray           # d_j(W, cent) for W = 1..D_j (index W - 1)
     distributed: np.ndarray       # d_j(W, dist)
     utility: object               # phi_j, vectorised ``value``
+    worth: int | None = None      # phi_j(x) <= EPS for every x > worth (None: phi_j stays positive)
+
+    def span(self, tau: int) -> int:
+        """The slots of a round of tau slots in which the job can complete with mu > 0: a candidate
+        completing later has phi_j <= EPS and cost >= 0, so it never passes Alg. 3 line 10."""
+        return tau if self.worth is None else max(0, min(tau, self.worth))
 
 
 @dataclass(frozen=True)
@@ -95,19 +107,28 @@ def durations(workload: int, rate: float, chunks: int) -> np.ndarray:
     return np.ceil(workload / (rate * w) - 1e-9).astype(np.int64)
 
 
-def job_shape(job: TenantJob) -> JobShape:
-    """The durations of every worker count in both modes, and the utility."""
-    return JobShape(chunks=job.chunks, central=durations(job.workload, job.rate_centralized, job.chunks),
-                    distributed=durations(job.workload, job.rate_distributed, job.chunks), utility=job.utility)
+def job_shape(job: TenantJob, max_workers: int | None = None) -> JobShape:
+    """The durations of every worker count W = 1..D_j (or ``max_workers``) in both modes, the utility
+    and, for a decreasing affine one, the last elapsed time it can exceed EPS at (one slot spare)."""
+    most = max_workers or job.chunks
+    u = job.utility
+    worth = int(np.floor((u.g - EPS) / -u.k)) + 1 if isinstance(u, Affine) and u.k < 0 else None
+    return JobShape(chunks=most, central=durations(job.workload, job.rate_centralized, most),
+                    distributed=durations(job.workload, job.rate_distributed, most), utility=job.utility,
+                    worth=worth)
 
 
-def best_candidate(job: JobShape, view: RoundView, *, bandwidth_ratio: float, central_rule: str = "best_fit",
+def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, float], central_rule: str = "best_fit",
                    mincostc_cost: str = "per_slot", first_chunk: int = 32) -> Candidate | None:
     """The job's best schedule in this round (Alg. 3 lines 2-11), or None when no mu > 0.
 
     Offsets are scanned in chunks of doubling length; a (side, W) is left out of a chunk when
     phi_j at the chunk's first completion is at most the best mu so far, and the scan stops when
-    every (side, W) is left out: the exact speed-up of spec §3.4 (cost >= 0, phi non-increasing)."""
+    every (side, W) is left out: the exact speed-up of spec §3.4 (cost >= 0, phi non-increasing).
+    Within a chunk, placements are sought only at offsets where the quota admits W and
+    phi_j - (the least cost: W workers' prices, plus one PS's for MINCOSTC) exceeds the best mu so
+    far less EPS: any other offset's mu is at most best - EPS, so neither wins line 10 nor turns the
+    line-6 choice of an offset that could (the output is unchanged)."""
     tau = view.eta_w.shape[0]
     n_servers = view.free_w.shape[0]
     window = WindowMinimum(np.vstack([view.free_w, view.free_p, view.quota_w[None, :],
@@ -117,30 +138,41 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth_ratio: float, ce
 
     def side(w: int, centralized: bool, start: int, stop: int, best: float) -> tuple[np.ndarray, bool]:
         """mu = phi(o + d - 1) - cost for offsets o in [start + 1, stop] (-inf without a placement or
-        past the round), and whether any of them could beat ``best``."""
+        past the round, or where even the least cost leaves mu <= best - EPS), and whether any of
+        them could beat ``best``."""
         out = np.full(stop - start, -np.inf)
         d = int((job.central if centralized else job.distributed)[w - 1])
         last = min(stop, tau - d + 1)            # offsets o <= tau - d + 1 end in the round
         if last <= start or float(job.utility.value(start + d)) <= best + EPS:
             return out, False
-        table = window(d, start, last)
-        fw, fp = table[:n_servers], table[n_servers:2 * n_servers]
-        qw, qp = table[2 * n_servers], table[2 * n_servers + 1]
+        value = np.asarray(job.utility.value(np.arange(start + 1, last + 1) + d - 1), dtype=float)
         win_w = sums[0][start + d:last + d] - sums[0][start:last]
         win_p = sums[1][start + d:last + d] - sums[1][start:last]
+        quota = window(d, start, last, slice(2 * n_servers, 2 * n_servers + 2))
+        if centralized:
+            cost = d * (w * view.eta_w[start:last] + view.eta_p[start:last]) if literal else w * win_w + win_p
+            hopeful = (quota[0] >= w) & (quota[1] >= 1) & (value - cost > best - EPS)
+        else:                                    # the cost is at least the workers' (one PS or more on top)
+            hopeful = (quota[0] >= w) & (value - w * win_w > best - EPS)
+        cand = np.flatnonzero(hopeful)
+        if not cand.size:
+            return out, True
+        lo, hi = start + int(cand[0]), start + int(cand[-1]) + 1     # the offsets worth placing
+        table = window(d, lo, hi, slice(0, 2 * n_servers))
+        fw, fp = table[:n_servers], table[n_servers:]
+        qw, qp = quota[0, lo - start:hi - start], quota[1, lo - start:hi - start]
         if centralized:
             ok = (qw >= w) & (qp >= 1) & ((fw >= w) & (fp >= 1)).any(axis=0)
-            cost = d * (w * view.eta_w[start:last] + view.eta_p[start:last]) if literal else w * win_w + win_p
+            cost = cost[lo - start:hi - start]
         else:
             local = np.minimum(w - 1, fw)
-            need = np.ceil((w - local) * bandwidth_ratio - EPS)
+            need = ps_needed(w - local, *bandwidth)
             usable = (need <= fp) & (need <= qp)
             first = np.argmin(np.where(usable, need, np.inf), axis=0)
-            cols = np.arange(last - start)
+            cols = np.arange(hi - lo)
             ok = usable.any(axis=0) & (qw >= w) & (fw.sum(axis=0) - fw[first, cols] >= w - local[first, cols])
-            cost = w * win_w + need[first, cols] * win_p
-        value = np.asarray(job.utility.value(np.arange(start + 1, last + 1) + d - 1), dtype=float)
-        out[:last - start] = np.where(ok, value - cost, -np.inf)
+            cost = w * win_w[lo - start:hi - start] + need[first, cols] * win_p[lo - start:hi - start]
+        out[lo - start:hi - start] = np.where(ok, value[lo - start:hi - start] - cost, -np.inf)
         return out, True
 
     best, best_at, best_central = 0.0, (0, 0), False
@@ -167,14 +199,15 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth_ratio: float, ce
         start, size = stop, 2 * size
     if best_at == (0, 0):
         return None
-    chosen = placement_at(job, view, best_at[0], best_at[1], best_central, best, bandwidth_ratio, central_rule,
+    chosen = placement_at(job, view, best_at[0], best_at[1], best_central, best, bandwidth, central_rule,
                           literal)
     assert chosen is not None, "the enumeration's winner has a placement"
     return chosen
 
 
 def placement_at(job: JobShape, view: RoundView, offset: int, w: int, centralized: bool, mu: float | None = None,
-                 ratio: float = 1.0, central_rule: str = "best_fit", literal: bool = False) -> Candidate | None:
+                 bandwidth: tuple[float, float] = (1.0, 1.0), central_rule: str = "best_fit",
+                 literal: bool = False) -> Candidate | None:
     """MINCOSTC (Alg. 5 lines 3-13) or MINCOSTD (Alg. 4 lines 3-23) for one (o, W): the placement
     and its cost, or None where the side has none (mu defaults to value - cost)."""
     d = int((job.central if centralized else job.distributed)[w - 1])
@@ -197,7 +230,7 @@ def placement_at(job: JobShape, view: RoundView, offset: int, w: int, centralize
                 else float(w * view.eta_w[run].sum() + view.eta_p[run].sum()))
     else:
         local = np.minimum(w - 1, fw)
-        need = np.ceil((w - local) * ratio - EPS).astype(np.int64)
+        need = ps_needed(w - local, *bandwidth)
         hosts = [s for s in range(n_servers) if need[s] <= fp[s] and need[s] <= qp]
         if not hosts:
             return None

@@ -32,7 +32,7 @@ import numpy as np
 from mlsched.errors import UsageError
 from mlsched.instance.multi_tenant import MultiTenantInstance
 from mlsched.online.astraea.parameters import (
-    Constants, best_ideal_utility, constants, fitting_configurations, posted_prices)
+    Constants, best_ideal_utility, constants, fitting_configurations, posted_prices, worker_cap)
 from mlsched.online.astraea.placement import (
     CENTRAL_SERVER_RULES, MINCOSTC_COSTS, Candidate, JobShape, RoundView, best_candidate, job_shape)
 from mlsched.sim.multi_tenant_check import TenantSchedule, realized_utilities
@@ -108,7 +108,7 @@ class AstraeaRun:
                 "call_median_seconds": float(np.median(calls)), "call_p95_seconds": float(np.percentile(calls, 95))}
 
 
-class _Round:
+class RoundState:
     """The state of one round: allocations h, phase-1 quota use U, the pool a (Alg. 2 line 1)."""
 
     def __init__(self, instance: MultiTenantInstance, rho0: int, tau: int, theta: tuple[float, float]):
@@ -124,15 +124,18 @@ class _Round:
         self.quota_w = np.array([t.workers for t in instance.tenants], dtype=np.int64)
         self.quota_p = np.array([t.ps for t in instance.tenants], dtype=np.int64)
 
-    def prices(self) -> tuple[np.ndarray, np.ndarray]:
-        return (posted_prices(self.theta[0], self.h_w.sum(axis=0), int(self.cap_w.sum())),
-                posted_prices(self.theta[1], self.h_p.sum(axis=0), int(self.cap_p.sum())))
+    def prices(self, cut: slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
+        """eta_w(t), eta_p(t) over the round's slots (or the ``cut`` of them)."""
+        return (posted_prices(self.theta[0], self.h_w[:, cut].sum(axis=0), int(self.cap_w.sum())),
+                posted_prices(self.theta[1], self.h_p[:, cut].sum(axis=0), int(self.cap_p.sum())))
 
-    def view(self, owner: int) -> RoundView:
-        eta_w, eta_p = self.prices()
-        return RoundView(free_w=self.cap_w[:, None] - self.h_w, free_p=self.cap_p[:, None] - self.h_p,
-                         quota_w=np.maximum(self.quota_w[owner] - self.used_w[owner], self.pool_w),
-                         quota_p=np.maximum(self.quota_p[owner] - self.used_p[owner], self.pool_p),
+    def view(self, owner: int, span: int | None = None) -> RoundView:
+        """What a job of ``owner`` sees of the round's first ``span`` slots (default: all)."""
+        cut = slice(0, self.tau if span is None else span)
+        eta_w, eta_p = self.prices(cut)
+        return RoundView(free_w=self.cap_w[:, None] - self.h_w[:, cut], free_p=self.cap_p[:, None] - self.h_p[:, cut],
+                         quota_w=np.maximum(self.quota_w[owner] - self.used_w[owner, cut], self.pool_w[cut]),
+                         quota_p=np.maximum(self.quota_p[owner] - self.used_p[owner, cut], self.pool_p[cut]),
                          eta_w=eta_w, eta_p=eta_p)
 
     def close_phase_one(self) -> None:
@@ -140,19 +143,32 @@ class _Round:
         self.pool_w = (self.quota_w[:, None] - self.used_w).sum(axis=0)
         self.pool_p = (self.quota_p[:, None] - self.used_p).sum(axis=0)
 
+    def allocate(self, best: Candidate, owner: int, phase: int) -> slice:
+        """Raise h over the candidate's run (Alg. 3 line 14) and, in phase 1, the owner's quota use;
+        the run's columns."""
+        run = slice(best.offset - 1, best.offset - 1 + best.duration)
+        self.h_w[:, run] += best.y[:, None]
+        self.h_p[:, run] += best.z[:, None]
+        if phase == 1:
+            self.used_w[owner, run] += int(best.y.sum())
+            self.used_p[owner, run] += int(best.z.sum())
+        return run
+
 
 class Astraea:
     """Astraea's online mechanism; ``run(instance)`` gives an :class:`AstraeaRun`.
 
     Options (spec §8): ``lambda_mode`` ("fixed" or "theory"), ``lambda_fixed``, ``theta`` (a fixed
     (theta_w, theta_p), else §3.1's), ``theta_scale``, ``log_base`` of sigma, ``central_server_rule``,
-    ``mincostc_cost``, ``max_batches`` (L_max) and ``sharing`` (phase 2 on or off).
+    ``mincostc_cost``, ``max_batches`` (L_max), ``cap_by_trace_gpus`` (astraea_cap_by_trace_gpus, A13:
+    W = 1..min(g_j^tr, D_j) instead of 1..D_j) and ``sharing`` (phase 2 on or off). The instance
+    carries ``time_origin`` and ``release_inclusive``.
     """
 
     def __init__(self, *, lambda_mode: str = "fixed", lambda_fixed: int = 2, theta: tuple[float, float] | None = None,
                  theta_scale: float = 1.0, log_base: str = "e", central_server_rule: str = "best_fit",
-                 mincostc_cost: str = "per_slot", max_batches: int = 40, sharing: bool = True,
-                 name: str = "astraea"):
+                 mincostc_cost: str = "per_slot", max_batches: int = 40, cap_by_trace_gpus: bool = False,
+                 sharing: bool = True, name: str = "astraea"):
         if central_server_rule not in CENTRAL_SERVER_RULES:
             raise UsageError(f"central_server_rule must be one of {', '.join(CENTRAL_SERVER_RULES)}")
         if mincostc_cost not in MINCOSTC_COSTS:
@@ -163,6 +179,7 @@ class Astraea:
                         "theta_scale": theta_scale, "log_base": log_base}
         self.central_server_rule, self.mincostc_cost = central_server_rule, mincostc_cost
         self.max_batches, self.sharing, self.name = max_batches, sharing, name
+        self.cap_by_trace_gpus = cap_by_trace_gpus
 
     def configure(self, *, lambda_mode: str | None = None, theta_scale: float | None = None) -> None:
         """Override the rounds-per-batch mode or the theta scale after construction."""
@@ -173,7 +190,7 @@ class Astraea:
 
     def run(self, instance: MultiTenantInstance) -> AstraeaRun:
         tick = time.perf_counter()
-        fit = [fitting_configurations(instance, job) for job in instance.jobs]
+        fit = [fitting_configurations(instance, job, self.cap_by_trace_gpus) for job in instance.jobs]
         consts = constants(instance, fit, **self.options)
         n_jobs, n_tenants = instance.num_jobs, len(instance.tenants)
         record = AstraeaRun(
@@ -183,7 +200,7 @@ class Astraea:
             cost=np.zeros(n_jobs), payments=np.zeros((n_jobs, n_tenants)), shared={},
             dropped=[j for j, (job, configs) in enumerate(zip(instance.jobs, fit))
                      if best_ideal_utility(job, configs) <= 0], constants=consts, time_origin=instance.time_origin)
-        shapes = [job_shape(job) for job in instance.jobs]
+        shapes = [job_shape(job, worker_cap(job, self.cap_by_trace_gpus)) for job in instance.jobs]
         dropped = set(record.dropped)
         order = sorted((j for j in range(n_jobs) if j not in dropped),
                        key=lambda j: (instance.jobs[j].arrival, instance.jobs[j].owner, j))
@@ -209,7 +226,7 @@ class Astraea:
         left = list(jobs)
         admitted: set[int] = set()
         for i in range(1, lam + 1):
-            state = _Round(instance, (lam + i - 1) * tau, tau, (consts.theta_w, consts.theta_p))
+            state = RoundState(instance, (lam + i - 1) * tau, tau, (consts.theta_w, consts.theta_p))
             first = self._max_irev(state, shapes, left, 1, record)
             left = [j for j in left if j not in first]
             second: list[int] = []
@@ -224,17 +241,17 @@ class Astraea:
                 break
         return admitted
 
-    def _max_irev(self, state: _Round, shapes: list[JobShape], jobs: list[int], phase: int,
+    def _max_irev(self, state: RoundState, shapes: list[JobShape], jobs: list[int], phase: int,
                   record: AstraeaRun) -> list[int]:
         """A_maxIrev (Alg. 3): posted-price admission of ``jobs`` in order; the jobs admitted."""
         tick = time.perf_counter()
         instance = state.instance
-        ratio = instance.worker_bandwidth / instance.ps_bandwidth
+        bandwidth = (instance.worker_bandwidth, instance.ps_bandwidth)
         admitted = []
         for j in jobs:
             owner = instance.jobs[j].owner
-            view = state.view(owner)
-            best = best_candidate(shapes[j], view, bandwidth_ratio=ratio, central_rule=self.central_server_rule,
+            view = state.view(owner, shapes[j].span(state.tau))
+            best = best_candidate(shapes[j], view, bandwidth=bandwidth, central_rule=self.central_server_rule,
                                   mincostc_cost=self.mincostc_cost)
             if best is None:
                 continue
@@ -243,20 +260,16 @@ class Astraea:
         record.call_seconds.append(time.perf_counter() - tick)
         return admitted
 
-    def _admit(self, state: _Round, j: int, owner: int, best: Candidate, view: RoundView, phase: int,
+    def _admit(self, state: RoundState, j: int, owner: int, best: Candidate, view: RoundView, phase: int,
                record: AstraeaRun) -> None:
         """Commit the job's schedule, raise h (and the owner's quota use in phase 1), charge phase 2."""
-        run = slice(best.offset - 1, best.offset - 1 + best.duration)
+        run = state.allocate(best, owner, phase)
         workers, ps = int(best.y.sum()), int(best.z.sum())
-        state.h_w[:, run] += best.y[:, None]
-        state.h_p[:, run] += best.z[:, None]
         schedule = record.schedule
         schedule.start[j] = state.rho0 + best.offset
         schedule.workers[j], schedule.ps[j] = best.y, best.z
         record.phase[j], record.mu[j], record.ideal[j], record.cost[j] = phase, best.mu, best.value, best.cost
         if phase == 1:
-            state.used_w[owner, run] += workers
-            state.used_p[owner, run] += ps
             return
         payment = shared_payment(view.eta_w[run] * workers, view.eta_p[run] * ps,
                                  state.quota_w[:, None] - state.used_w[:, run],

@@ -6,12 +6,14 @@ For tau = 1..T:
   1. each SoW born at tau, in submission order: menu p_tau(s, d, l) = d * sum_{t=s}^{s+l-1} p(u[t])
      (guard: inf where u[t] > C' - d_max), or d * min{rho_k : bundle k covers [s, s + l - 1] and
      f_k < d_max} (each launched task then charged w d to its cheapest bundle, fills as before the
-     job); failure estimates qt from the oracle over the earlier-born
+     job), or the fixed menu d * l * (unit price) of the spec's T2 and §3.4 examples (``menu="fixed"``,
+     for the incentive figures); failure estimates qt from the oracle over the earlier-born
      active jobs, zeroed below eps0 and closed monotonically in (d, l); plan pi_j = argmax (1)-(2) on
      the reported SoW; A is forced to allocate x(pi_j): u[t] += x(pi_j)_t; switched_j logged;
   2. each active job arriving at tau reveals (a, sigma); s_j = pi_j(a, sigma) (a realization outside
-     the reported support, or bottom, leaves unlaunched); a running job that outlives the longest
-     duration its report gives for its (a, sigma) is stopped (outside its reported support, pays 0);
+     the reported support, or bottom, leaves unlaunched); a job still running at tau whose price
+     p_{b_j}(s_j, d'_j, tau - s_j + 1) is infinite is stopped (it outlived every duration its report
+     priced: outside its reported support, pays 0);
   3. while the committed load at tau exceeds C, remove active jobs latest-born first (LIFO, §3.3;
      ``eviction="fifo"`` removes the earliest-born first: baseline (d) of §8; ``eviction="all"``
      removes every active job: baseline (c), evict everything and reset);
@@ -24,7 +26,9 @@ job cannot run on fewer nodes than it needs).
 
 Oracle (§4.3): for each earlier-born active job, its residual outcomes given H_tau under its reported
 SoW and fixed plan: an arrived job keeps its start, its duration conditioned on still running
-(l >= tau - s + 1); a job not yet arrived draws (a, l, sigma) from the reported support with a >= tau.
+(l >= tau - s + 1; one that outlived every duration its report gives for its (a, sigma) is taken to
+run on as long as its price stays finite, the longest it can); a job not yet arrived draws
+(a, l, sigma) from the reported support with a >= tau.
 ``oracle="sampled"`` draws M futures (Lemma F.1) from one stream per birth; ``"exact"`` enumerates
 them (tiny instances); ``"none"`` gives zero estimates (A's own argmax, for ablations).
 """
@@ -48,7 +52,7 @@ from mlsched.online.sow.reduction import Reduction
 from mlsched.online.sow.stochastic import BundlePlan, build_bundles
 
 ORACLES = ("sampled", "exact", "none")
-MENUS = ("exponential", "bundles")
+MENUS = ("exponential", "bundles", "fixed")
 EVICTIONS = ("lifo", "fifo", "all")
 MAX_EXACT_FUTURES = 200_000
 Plan = dict[tuple[int, int], int | None]
@@ -99,8 +103,9 @@ class SowOutcome:
 
 class SowMechanism:
     """Algorithm 2 with LIFO eviction over Algorithm 3's exponential prices (``menu="exponential"``,
-    spec §5.4) or the stochastic variant's bundle menu (``menu="bundles"``, §6.4: LP-E, FUA-Dyadic
-    and Lemma E.3's prices, built by :meth:`prepare`); every [RECON] constant is an option.
+    spec §5.4), the stochastic variant's bundle menu (``menu="bundles"``, §6.4: LP-E, FUA-Dyadic
+    and Lemma E.3's prices, built by :meth:`prepare`) or a fixed menu of ``unit_price`` per
+    node-round (``menu="fixed"``: T2, §3.4); every [RECON] constant is an option.
 
     ``eps`` sets delta = eps, gamma = zeta = eps / 4 and eps0 = eps / 2 unless given; ``low`` and
     ``mu`` override L and mu of eq. (7); ``bundle_by_weight`` picks rho_k = V_k / (2 W_k) (else
@@ -110,7 +115,7 @@ class SowMechanism:
     def __init__(self, *, eps: float = 0.2, oracle: str = "sampled", eviction: str = "lifo",
                  menu: str = "exponential", delta: float | None = None, gamma: float | None = None,
                  zeta: float | None = None, eps0: float | None = None, low: float | None = None,
-                 mu: float | None = None, bundle_by_weight: bool = True, seed: int = 0,
+                 mu: float | None = None, bundle_by_weight: bool = True, unit_price: float = 1.0, seed: int = 0,
                  name: str = "sow-adversarial") -> None:
         if not 0 < eps < 1:
             raise UsageError(f"eps must be in (0, 1), got {eps}")
@@ -123,7 +128,7 @@ class SowMechanism:
         self.eps, self.oracle, self.eviction, self.menu = eps, oracle, eviction, menu
         self.overrides = {"delta": delta, "gamma": gamma, "zeta": zeta, "eps0": eps0}
         self.low, self.mu, self.seed, self.name = low, mu, seed, name
-        self.bundle_by_weight = bundle_by_weight
+        self.bundle_by_weight, self.unit_price = bundle_by_weight, unit_price
         self.bundle_plan: BundlePlan | None = None
 
     def prepare(self, instance: SowInstance) -> None:
@@ -148,15 +153,19 @@ class SowMechanism:
                          max_duration=instance.max_duration, max_value=instance.max_value, low=self.low, mu=self.mu)
 
     def constants(self, instance: SowInstance) -> dict[str, float]:
-        """The reported bounds: C', M, eta, B_switch, B_evict, alpha_3 and both capacity conditions."""
+        """The reported bounds: delta, C', M, eta, B_switch, B_evict, 2V(eps0 + gamma + zeta), alpha_3 (or
+        the bundle plan's alpha_E, kappa and FUA loss) and both capacity conditions."""
         red, exp = self.reduction(instance), self.prices(instance)
-        common = {"relaxed_capacity": red.relaxed_capacity, "samples": red.samples, "eps0": red.threshold,
+        common = {"delta": red.slack, "relaxed_capacity": red.relaxed_capacity, "oracle_samples": red.samples,
+                  "eps0": red.threshold,
                   "gamma": red.accuracy, "zeta": red.confidence, "eta": red.eta, "b_switch": red.b_switch,
                   "b_evict": red.b_evict, "truthful_bound": 2 * instance.max_value * (
                       red.threshold + red.accuracy + red.confidence),
                   "reduction_condition": float(red.capacity_condition)}
         if self.menu == "bundles":
             return {**common, **(self.bundle_plan.report() if self.bundle_plan else {})}
+        if self.menu == "fixed":
+            return {**common, "unit_price": self.unit_price}
         return {**common, "alpha_3": exp.alpha, "price_condition": float(exp.capacity_condition)}
 
     def simulate(self, instance: SowInstance, realization: Realization, sample: int = 0) -> SowOutcome:
@@ -228,7 +237,9 @@ class _Run:
                           max_estimate=float(fail.max(initial=0.0)))
 
     def _price_table(self, width: int) -> npt.NDArray[np.float64]:
-        """p_tau(s, width, l) as [s, l - 1]: Alg. 3's exponential prices, or the bundle menu."""
+        """p_tau(s, width, l) as [s, l - 1]: Alg. 3's exponential prices, the bundle menu or the fixed menu."""
+        if self.mech.menu == "fixed":
+            return interval_prices(np.full(self.rounds, self.mech.unit_price), width, self.inst.max_duration)
         if self.bundles is None:
             return interval_prices(self.exp.unit(self.usage), width, self.inst.max_duration)
         table = np.full((self.rounds, self.inst.max_duration), np.inf)
@@ -245,7 +256,11 @@ class _Run:
         if self.mech.oracle == "none" or not active:
             return table
         futures = [self._residual(i, tau) for i in active]
-        if self.mech.oracle == "exact":
+        loading = [k for k, f in enumerate(futures) if any(start is not None for _, start, _ in f)]
+        if not loading:     # no earlier job can still load a round: every estimate is 0
+            return table
+        active, futures = [active[k] for k in loading], [futures[k] for k in loading]   # the others add 0 load
+        if self.mech.oracle == "exact" or all(len(f) == 1 for f in futures):   # one future: M equal samples
             if np.prod([len(f) for f in futures], dtype=float) > MAX_EXACT_FUTURES:
                 raise UsageError(f"the exact oracle would enumerate more than {MAX_EXACT_FUTURES} futures; "
                                  "use oracle='sampled'")
@@ -257,7 +272,7 @@ class _Run:
         span = inst.window + inst.max_duration
         loads = load_paths(widths, starts, durs, tau, tau + span, inst.capacity)
         tables = np.stack([failure_table(loads, weights, d, inst.capacity, inst.max_duration)
-                           for d in range(1, max(inst.d_max, width) + 1)])
+                           for d in range(1, width + 1)])
         closed = threshold_closure(tables, self.red.threshold)[width - 1]
         rows = min(span, self.rounds - tau)
         table[tau:tau + rows] = closed[:rows]
@@ -273,8 +288,9 @@ class _Run:
             need = max(1, tau - s + 1)
             points = [(p.prob, p.duration) for p in sow.support
                       if (p.arrival, p.signal) == (a, sig) and p.duration >= need]
-            if not points:   # it outlived every reported duration: it is stopped at tau (step 2)
-                return [(1.0, None, 1)]
+            if not points:   # it outlived every reported duration: it runs on while its price is finite
+                priced = need - 1 + int(np.cumprod(np.isfinite(out.prices[s, need - 1:])).sum())
+                return [(1.0, s, priced)] if priced >= need else [(1.0, None, 1)]
             total = sum(w for w, _ in points)
             return [(w / total, s, l) for w, l in points]
         points = [p for p in sow.support if p.arrival >= tau]
@@ -285,10 +301,11 @@ class _Run:
 
     # -- steps 2-4 ------------------------------------------------------------------------------
     def _arrivals(self, tau: int) -> None:
-        """Starts of the jobs arriving at tau, and stops of running jobs that outlived their report."""
+        """Starts of the jobs arriving at tau, and stops of running jobs whose completion at tau or
+        later would meet an infinite price (they outlived every duration their report priced)."""
         for i, out in enumerate(self.outcomes):
             if out.status == "scheduled" and out.start is not None and out.start < tau:
-                if tau > out.start + self._longest_reported(i) - 1:
+                if np.isinf(out.prices[out.start, tau - out.start]):
                     out.status, out.removed_at = "outside_support", tau
                 continue
             if out.status == "waiting" and self.real.arrival[i] == tau:
@@ -299,11 +316,6 @@ class _Run:
                     out.status, out.removed_at = "not_launched", tau
                 else:
                     out.status, out.start = "scheduled", out.plan[key]
-
-    def _longest_reported(self, i: int) -> int:
-        """The longest duration job i's report allows for its realized (a, sigma)."""
-        key = (self.real.arrival[i], self.real.signal[i])
-        return max(p.duration for p in self.inst.jobs[i].reported.support if (p.arrival, p.signal) == key)
 
     def _contributes(self, i: int, tau: int) -> bool:
         out = self.outcomes[i]

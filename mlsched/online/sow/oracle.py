@@ -41,13 +41,18 @@ def enumerate_futures(jobs: Sequence[Sequence[Outcome]]
 
 def sample_futures(jobs: Sequence[Sequence[Outcome]], samples: int, rng: np.random.Generator
                    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """M i.i.d. joint futures (each job's outcome drawn independently), equal weights 1/M."""
+    """M i.i.d. joint futures (each job's outcome drawn independently, by inverting its distribution
+    at one uniform per job and future), equal weights 1/M."""
     n = len(jobs)
     starts = np.full((samples, n), NONE, dtype=np.int64)
     durs = np.zeros((samples, n), dtype=np.int64)
+    uniforms = rng.random((samples, n))
     for i, outcomes in enumerate(jobs):
-        p = np.array([o[0] for o in outcomes], dtype=float)
-        pick = rng.choice(len(outcomes), size=samples, p=p / p.sum())
+        if len(outcomes) == 1:
+            pick = np.zeros(samples, dtype=np.int64)
+        else:
+            cdf = np.cumsum([o[0] for o in outcomes], dtype=float)
+            pick = np.minimum(np.searchsorted(cdf / cdf[-1], uniforms[:, i], side="right"), len(outcomes) - 1)
         starts[:, i] = np.array([NONE if o[1] is None else o[1] for o in outcomes], dtype=np.int64)[pick]
         durs[:, i] = np.array([o[2] for o in outcomes], dtype=np.int64)[pick]
     return starts, durs, np.full(samples, 1.0 / samples)
@@ -55,16 +60,18 @@ def sample_futures(jobs: Sequence[Sequence[Outcome]], samples: int, rng: np.rand
 
 def load_paths(widths: npt.ArrayLike, starts: npt.NDArray[np.int64], durs: npt.NDArray[np.int64],
                tau: int, horizon: int, capacity: float) -> npt.NDArray[np.float64]:
-    """Pre-removal committed load L[S, r - tau] of the earlier jobs for r = tau..horizon - 1, with LIFO."""
+    """Pre-removal committed load L[S, r - tau] of the earlier jobs for r = tau..horizon - 1, with LIFO
+    (prefix loads computed only in the futures whose round is overloaded)."""
     d = np.asarray(widths, dtype=float)
-    alive = np.ones(starts.shape, dtype=bool)
-    launched = starts != NONE
+    alive = starts != NONE
+    ends = starts + durs - 1
     loads = np.zeros((starts.shape[0], max(horizon - tau, 0)))
     for k, r in enumerate(range(tau, horizon)):
-        on = alive & launched & (starts <= r) & (r <= starts + durs - 1)
-        prefix = np.cumsum(np.where(on, d, 0.0), axis=1)
-        loads[:, k] = prefix[:, -1] if prefix.shape[1] else 0.0
-        alive &= ~(prefix > capacity)
+        load = np.where(alive & (starts <= r) & (r <= ends), d, 0.0)
+        loads[:, k] = load.sum(axis=1)
+        over = loads[:, k] > capacity
+        if over.any():
+            alive[over] &= ~(np.cumsum(load[over], axis=1) > capacity)
     return loads
 
 

@@ -52,11 +52,16 @@ class ExpPrices:
 
 
 def interval_prices(unit: npt.ArrayLike, width: int, max_duration: int) -> npt.NDArray[np.float64]:
-    """Table P[s, l - 1] = width * sum_{t=s}^{s+l-1} unit[t]; inf for intervals past the array's end."""
+    """Table P[s, l - 1] = width * sum_{t=s}^{s+l-1} unit[t]; inf for intervals past the array's end
+    or covering an infinite unit price."""
     u = np.asarray(unit, dtype=float)
     n = u.shape[0]
-    table = np.full((n, max_duration), np.inf)
-    for s in range(n):
-        run = np.cumsum(u[s:s + max_duration])
-        table[s, :run.shape[0]] = width * run
-    return table
+    blocked = np.isinf(u)
+    sums = np.concatenate([[0.0], np.cumsum(np.where(blocked, 0.0, u))])
+    infs = np.concatenate([[0], np.cumsum(blocked)])
+    starts = np.arange(n)[:, None]
+    ends = starts + np.arange(1, max_duration + 1)[None, :]          # s + l
+    inside = ends <= n
+    ends = np.minimum(ends, n)
+    table = width * (sums[ends] - sums[starts])
+    return np.where(inside & (infs[ends] == infs[starts]), table, np.inf)

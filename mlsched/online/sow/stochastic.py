@@ -33,10 +33,13 @@ class BundlePlan:
     lp_e_full: float      # LP-E(C')
 
     def report(self) -> dict[str, float]:
+        """kappa, bundles, V(FUA), LP-E(C_E), LP-E(C'), the FUA loss V(FUA) / LP-E(C_E), the halving ratio
+        LP-E(C_E) / LP-E(C') and alpha_E = 4 c_E with c_E = 1 / (FUA loss) as measured (A9)."""
+        loss = self.fua.value / self.lp_e_half if self.lp_e_half > 0 else 1.0
         return {"kappa": self.kappa, "bundles": float(self.menu.rho.shape[0]), "fua_value": self.fua.value,
-                "lp_e_half": self.lp_e_half, "lp_e_full": self.lp_e_full,
-                "fua_loss": self.fua.value / self.lp_e_half if self.lp_e_half > 0 else 1.0,
-                "halving_ratio": self.lp_e_half / self.lp_e_full if self.lp_e_full > 0 else 1.0}
+                "lp_e_half": self.lp_e_half, "lp_e_full": self.lp_e_full, "fua_loss": loss,
+                "halving_ratio": self.lp_e_half / self.lp_e_full if self.lp_e_full > 0 else 1.0,
+                "alpha_e": 4.0 / loss if loss > 0 else float("inf")}
 
 
 def require_duration_signals(instance: SowInstance) -> None:

@@ -4,7 +4,8 @@ bundle, and hand the leftover GPUs to the unfiltered apps at random.
 
 - Participants: k = max(1, min(ceil((1 - f) N_active - 1e-9), |offered|)) apps with unmet demand,
   largest current rho first, ties by earlier start then index (A2, A28; ``cap_participants=False``
-  drops the cap at |offered|).
+  drops the cap at |offered|). When k apps report +inf, apps known to have a finite rho_cur are
+  not asked for it (same participants, fewer estimates).
 - Realisation (A1): ``stochastic`` (default) k_i = floor(c |G|) + Bernoulli(frac) GPUs, the
   k_i-subset of the PF bundle with the lowest rho (ties by pool order; beyond SUBSET_SEARCH_MAX
   subsets, the first k_i GPUs in pool order); ``floor``; ``lottery`` (the whole bundle with
@@ -19,6 +20,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -32,9 +34,17 @@ SUBSET_SEARCH_MAX = 256   # largest number of k-subsets searched for the best on
 
 @dataclass(frozen=True)
 class RoundApp:
+    """An active app at a round: its bidder, its rho_cur (a number, or how to compute it when the
+    ranking needs it), its start, and whether its rho_cur is known to be finite."""
+
     bidder: Bidder
-    rho_current: float
+    report: float | Callable[[], float]
     start: float
+    finite: bool = False
+
+    @cached_property
+    def rho_current(self) -> float:
+        return self.report() if callable(self.report) else self.report
 
 
 @dataclass
@@ -55,6 +65,9 @@ def participants(apps: Sequence[RoundApp], fairness_knob: float, offered: int) -
     if not candidates or offered == 0:
         return []
     k = max(1, min(math.ceil((1.0 - fairness_knob) * len(apps) - 1e-9), offered))
+    starving = [i for i in candidates if not apps[i].finite and apps[i].rho_current == math.inf]
+    if len(starving) >= k:   # they outrank every finite rho_cur, which need not be computed
+        return sorted(sorted(starving, key=lambda i: (apps[i].start, i))[:k])
     ranked = sorted(candidates, key=lambda i: (-apps[i].rho_current, apps[i].start, i))
     return sorted(ranked[:k])
 
@@ -98,7 +111,8 @@ def arbiter_round(apps: Sequence[RoundApp], offered: Sequence[int], *, fairness_
                 outcome.grants[i] = kept
                 unmet[i] -= len(kept)
             leftover -= kept
-    _allocate_leftover(outcome, sorted(leftover), [i for i in range(len(apps)) if i not in chosen], unmet, rng)
+    inside = set(chosen)
+    _allocate_leftover(outcome, sorted(leftover), [i for i in range(len(apps)) if i not in inside], unmet, rng)
     return outcome
 
 
@@ -108,10 +122,14 @@ def _allocate_leftover(outcome: RoundOutcome, leftover: list[int], unfiltered: l
     to a participant with unmet demand (fallback), else it stays idle (A3)."""
     grants: dict[int, set[int]] = {}
     idle = set()
+    open_unfiltered = [i for i in unfiltered if unmet[i] > 0]
+    open_participants: list[int] | None = None     # listed at the first fallback
     for gpu in leftover:
-        pool = [i for i in unfiltered if unmet[i] > 0]
+        pool = open_unfiltered
         if not pool:
-            pool = [i for i in outcome.participants if unmet[i] > 0]
+            if open_participants is None:
+                open_participants = [i for i in outcome.participants if unmet[i] > 0]
+            pool = open_participants
             outcome.fallback_used |= bool(pool)
         if not pool:
             idle.add(gpu)
@@ -119,5 +137,7 @@ def _allocate_leftover(outcome: RoundOutcome, leftover: list[int], unfiltered: l
         winner = pool[int(rng.integers(len(pool)))]
         grants.setdefault(winner, set()).add(gpu)
         unmet[winner] -= 1
+        if unmet[winner] == 0:
+            pool.remove(winner)
     outcome.leftover_grants = {i: frozenset(g) for i, g in grants.items()}
     outcome.idle = frozenset(idle)

@@ -132,11 +132,11 @@ def canonical_bids(bidder: Bidder, offer: Offer, *, bids_max: int = BIDS_MAX) ->
 
 
 def canonical_auction(bidders: Sequence[Bidder], offered: Sequence[int], topology: GpuTopology, *,
-                      bids_max: int = BIDS_MAX) -> AuctionOutcome:
+                      bids_max: int = BIDS_MAX, solves: str = "persistent") -> AuctionOutcome:
     offer = Offer(offered, topology)
     tables = [canonical_bids(b, offer, bids_max=bids_max) for b in bidders]
     group_of = {g: topology.machine_of(g) for g in offered}
-    result = pa_auction(tables, offered, group_of=group_of, lp_bound=False)
+    result = pa_auction(tables, offered, group_of=group_of, lp_bound=False, solves=solves)
     counts = [dict(_per_machine(bundle, group_of)) for bundle in result.bundles]
     taken: dict[int, set[int]] = defaultdict(set)
     concrete: list[frozenset[int]] = [frozenset()] * len(bidders)

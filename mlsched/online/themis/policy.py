@@ -25,7 +25,7 @@ from mlsched.formulations.themis import Bidder
 from mlsched.instance.themis import ThemisInstance
 from mlsched.online.themis.arbiter import REALIZATIONS, RoundApp, arbiter_round
 from mlsched.online.themis.bids import AUCTION_MODES, BIDS_MAX, auction_for
-from mlsched.online.themis.rho import view_rho
+from mlsched.online.themis.rho import surely_finite, view_rho
 from mlsched.sim.event_engine import AppView, RoundView, SimOptions
 
 CURRENT_RHO = ("holdings", "running")
@@ -38,9 +38,11 @@ def lie_profile(profile: Sequence[float], factor: float) -> tuple[float, ...]:
 
 def count_only(app: AppView, profile: Sequence[float] | None = None) -> bool:
     """Whether the app's rho, as it reports it (``profile``, default its true one), depends only on
-    its GPU count: no slowdown at any level, or every job runs on one GPU (level 0)."""
+    its GPU count: the same speed on every GPU type, and no slowdown at any level or every job on
+    one GPU (level 0)."""
     reported = app.app.profile if profile is None else profile
-    return all(s == 1.0 for s in reported) or all(j.cap == 1 for p in app.app.phases for j in p)
+    return (len(set(app.app.speed_of.values())) <= 1
+            and (all(s == 1.0 for s in reported) or all(j.cap == 1 for p in app.app.phases for j in p)))
 
 
 class Themis:
@@ -84,7 +86,8 @@ class Themis:
             profile = self._reported(app)
             bidder = Bidder(str(app.index), lambda b, app=app, p=profile: view_rho(app, topology, b, p), app.unmet)
             running = app.expired if self.current_rho == "running" else frozenset()
-            round_apps.append(RoundApp(bidder, view_rho(app, topology, running, profile), app.start))
+            round_apps.append(RoundApp(bidder, lambda app=app, r=running, p=profile: view_rho(app, topology, r, p),
+                                       app.start, surely_finite(app, running)))
         run = auction_for(self.auction_mode, self.instance.topology,
                           lambda i: count_only(view.apps[i], self._reported(view.apps[i])),
                           bids_max=self.bids_max)

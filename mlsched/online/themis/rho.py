@@ -9,7 +9,9 @@ with the intra-app split of §1.7: with k = |G| >= n_p jobs, every job gets one 
 one at a time to the job with the largest w_j / g_j below its cap (ties by lower job index);
 T_sh(p) = max_j w_j S_j / g_j. With k < n_p, jobs run one GPU each in LPT waves and T_sh(p) is
 the LPT makespan on k GPUs. S_j = s[level(G_j)] from the job's placement profile; GPUs are given to
-jobs by best-fit consolidation (machines with the most G-GPUs first). rho(empty) = +inf.
+jobs by best-fit consolidation (machines with the most G-GPUs first). rho(empty) = +inf. On a
+heterogeneous cluster job j runs at speed_j, the app's speed on the slowest GPU type of G_j
+(T_sh(p) = max_j w_j S_j / (g_j speed_j)); LPT waves are estimated at the slowest type of G.
 
 This is the agent's estimate. The rules it applies (split, LPT, consolidation, slowdown) are the
 family's physics in :mod:`mlsched.instance.themis_physics`, which the simulator executes and its
@@ -19,13 +21,13 @@ checker verifies; the simulator never runs or checks anything with this estimato
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from mlsched.instance.gpu_topology import GpuTopology
-from mlsched.instance.themis_physics import assign, lpt_makespan, slowdown, split
+from mlsched.instance.themis_physics import assign, lpt_makespan, slowdown, speed, split
 from mlsched.sim.event_engine import AppView
 
 
@@ -41,6 +43,7 @@ class App:
     t_id: float                    # T_cluster * N_avg
     elapsed: float = 0.0
     profile: tuple[float, ...] = (1.0, 1.0, 1.0, 1.0)   # S by placement level 0..3
+    speeds: Mapping[str, float] = field(default_factory=dict)   # speed per GPU type (empty: 1)
 
     @classmethod
     def single_job(cls, work: float, cap: int, *, cluster_gpus: int, n_avg: float, elapsed: float = 0.0,
@@ -54,21 +57,27 @@ class App:
         return max(sum(p.caps) for p in self.phases)
 
 
-def placement(phase: Phase, gpus: Sequence[int], topology: GpuTopology,
-              profile: Sequence[float]) -> list[tuple[int, float]]:
-    """(GPUs, slowdown S_j) per job when k >= number of jobs (§1.7 steps 1 and 3)."""
+def placement(phase: Phase, gpus: Sequence[int], topology: GpuTopology, profile: Sequence[float],
+              speeds: Mapping[str, float]) -> list[tuple[int, float, float]]:
+    """(GPUs, slowdown S_j, speed_j) per job when k >= number of jobs (§1.7 steps 1 and 3)."""
     counts = split(phase.work, phase.caps, len(gpus))
     sets = assign(list(gpus), counts, topology)   # from all of G: a phase needing fewer GPUs takes the best-fit ones
-    return [(g, slowdown(profile, s, topology)) for g, s in zip(counts, sets)]
+    return [(g, slowdown(profile, s, topology), speed(speeds, s, topology)) for g, s in zip(counts, sets)]
 
 
-def phase_time(phase: Phase, gpus: Sequence[int], topology: GpuTopology, profile: Sequence[float]) -> float:
+def _duration(work: float, rate: float) -> float:
+    return work / rate if rate > 0 else math.inf
+
+
+def phase_time(phase: Phase, gpus: Sequence[int], topology: GpuTopology, profile: Sequence[float],
+               speeds: Mapping[str, float]) -> float:
     k = len(gpus)
     if k == 0:
         return math.inf
     if k < len(phase.work):
-        return lpt_makespan(phase.work, k)
-    return max(w * slowdown / g for w, (g, slowdown) in zip(phase.work, placement(phase, gpus, topology, profile)))
+        return _duration(lpt_makespan(phase.work, k), speed(speeds, gpus, topology))
+    return max(_duration(w * slowdown, g * rate)
+               for w, (g, slowdown, rate) in zip(phase.work, placement(phase, gpus, topology, profile, speeds)))
 
 
 def placement_score(app: App, gpus: Sequence[int], topology: GpuTopology) -> float:
@@ -76,14 +85,14 @@ def placement_score(app: App, gpus: Sequence[int], topology: GpuTopology) -> flo
     phase = app.phases[0]
     if len(gpus) < len(phase.work):
         return 1.0
-    return float(np.mean([1.0 / s for _, s in placement(phase, gpus, topology, app.profile)]))
+    return float(np.mean([1.0 / s for _, s, _ in placement(phase, gpus, topology, app.profile, app.speeds)]))
 
 
 def rho(app: App, gpus: Sequence[int], topology: GpuTopology) -> float:
     """rho(G) of §1.5: (elapsed + sum of phase times under G) / T_id; +inf for no GPUs."""
     if len(gpus) == 0:
         return math.inf
-    total = app.elapsed + sum(phase_time(p, gpus, topology, app.profile) for p in app.phases)
+    total = app.elapsed + sum(phase_time(p, gpus, topology, app.profile, app.speeds) for p in app.phases)
     return total / app.t_id
 
 
@@ -119,7 +128,7 @@ def estimate(view: AppView, profile: Sequence[float] | None = None) -> App:
         current = Phase(view.current_work, view.current_caps)
         later = tuple(Phase(work, caps) for work, caps in view.future_phases)
         view.memo[key] = App((current, *later), t_id=view.t_id, elapsed=view.elapsed,
-                             profile=tuple(profile or view.app.profile))
+                             profile=tuple(profile or view.app.profile), speeds=view.app.speed_of)
     return view.memo[key]  # type: ignore[return-value]
 
 
@@ -134,3 +143,9 @@ def view_rho(view: AppView, topology: GpuTopology, bundle: frozenset[int] = froz
     if key not in view.memo:
         view.memo[key] = rho(estimate(view, profile), sorted(gpus), topology)
     return view.memo[key]  # type: ignore[return-value]
+
+
+def surely_finite(view: AppView, bundle: frozenset[int] = frozenset()) -> bool:
+    """Whether rho_i(H_i U bundle) is finite without computing it: some GPU, and a positive speed on
+    every GPU type (then every job's rate is positive)."""
+    return bool(view.holdings or bundle) and all(v > 0 for v in view.app.speed_of.values())

@@ -1,0 +1,111 @@
+"""Gavel's Philly trace (1,181 jobs, ``gavel-philly-vc-0e4a51``) on Gavel's heterogeneous cluster
+(36 V100 + 36 P100 + 36 K80) through the Themis simulator: ``gavel-ftf`` (Gavel's
+finish-time-fairness policy, 360 s rounds), ``themis`` and ``tiresias`` (10-minute leases).
+
+For each policy, in a fresh process: CPU seconds (``time.process_time``) and wall seconds of the
+simulation and of the independent checker, peak memory (max resident set), rounds, max rho and
+mean job completion time. Gavel itself needs about 7 CPU minutes for its FTF policy on this trace;
+the goal for ``gavel-ftf`` here is at least 10x less. ``--cpu-limit S`` stops a simulation after S
+CPU seconds and reports how far it got (simulated time, apps finished).
+
+    python benchmarks/gavel_trace.py [--policies gavel-ftf themis tiresias] [--apps N] [--gpus 108]
+                                     [--cpu-limit S] [--trace FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+class OutOfTime(Exception):
+    pass
+
+
+def _stop(*_: object) -> None:
+    raise OutOfTime
+
+
+def one(policy_name: str, apps: int | None, gpus: int, cpu_limit: float | None, trace: str | None) -> dict:
+    from mlsched.instance.generators.gavel import generate_gavel
+    from mlsched.metrics import themis_summary
+    from mlsched.sim.event_check import assert_valid_run
+    from mlsched.sim.event_engine import EventEngine, SimOptions
+    from mlsched.systems import get_system
+
+    inst = generate_gavel(trace=trace, gpus=gpus, apps=apps)
+    policy = get_system("themis").policy(policy_name)
+    options = SimOptions(lease=getattr(policy, "default_lease", SimOptions.lease))
+    engine = EventEngine(inst, policy, options)
+    row: dict = {"policy": policy_name, "apps": len(inst.apps), "gpus": inst.num_gpus, "lease": options.lease}
+    cpu, wall = time.process_time(), time.perf_counter()
+    if cpu_limit:
+        signal.signal(signal.SIGPROF, _stop)
+        signal.setitimer(signal.ITIMER_PROF, cpu_limit)
+    try:
+        run = engine.run()
+    except OutOfTime:
+        finished = sum(s.finish is not None for s in engine.states)
+        row.update(finished=False, sim_cpu_s=time.process_time() - cpu, sim_wall_s=time.perf_counter() - wall,
+                   simulated_days=engine.now / 86400, apps_finished=finished, rounds=engine.rounds,
+                   peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        return row
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+    row.update(finished=True, sim_cpu_s=time.process_time() - cpu, sim_wall_s=time.perf_counter() - wall)
+    cpu, wall = time.process_time(), time.perf_counter()
+    assert_valid_run(run)
+    row.update(check_cpu_s=time.process_time() - cpu, check_wall_s=time.perf_counter() - wall)
+    summary = themis_summary(run)
+    jct = run.finish - np.array([a.arrival for a in inst.apps])
+    row.update(rounds=run.rounds, max_rho=summary["max_rho"], median_rho=summary["median_rho"],
+               mean_jct_hours=float(jct.mean() / 3600), makespan_days=float(np.nanmax(run.finish) / 86400),
+               gpu_hours=summary["gpu_hours"], stats={k: v for k, v in run.stats.items() if not isinstance(v, dict)},
+               peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--policies", nargs="+", default=["gavel-ftf", "themis", "tiresias"])
+    parser.add_argument("--apps", type=int, default=None, help="first N jobs of the trace (default all 1,181)")
+    parser.add_argument("--gpus", type=int, default=108, help="GPUs, split equally over V100, P100, K80")
+    parser.add_argument("--cpu-limit", type=float, default=None, help="CPU seconds per simulation")
+    parser.add_argument("--trace", default=None, help="a Gavel trace (default: the shipped Philly trace)")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one(args.one, args.apps, args.gpus, args.cpu_limit, args.trace)))
+        return
+    for name in args.policies:
+        command = [sys.executable, __file__, "--one", name, "--gpus", str(args.gpus)]
+        for flag, value in (("--apps", args.apps), ("--cpu-limit", args.cpu_limit), ("--trace", args.trace)):
+            if value is not None:
+                command += [flag, str(value)]
+        row = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+        head = f"{name}: {row['apps']} jobs on {row['gpus']} GPUs, lease/round {row['lease']:g} s"
+        if not row["finished"]:
+            print(f"{head}: stopped after {row['sim_cpu_s']:.1f} CPU s ({row['sim_wall_s']:.1f} s wall) at "
+                  f"{row['simulated_days']:.1f} simulated days, {row['apps_finished']} jobs finished, "
+                  f"{row['rounds']} rounds, peak {row['peak_mb']:.0f} MB")
+            continue
+        print(f"{head}\n  simulation {row['sim_cpu_s']:.1f} CPU s ({row['sim_wall_s']:.1f} s wall), checker "
+              f"{row['check_cpu_s']:.1f} CPU s ({row['check_wall_s']:.1f} s wall), peak {row['peak_mb']:.0f} MB, "
+              f"{row['rounds']} rounds\n  max rho {row['max_rho']:.3f}, median rho {row['median_rho']:.3f}, "
+              f"mean JCT {row['mean_jct_hours']:.2f} h, makespan {row['makespan_days']:.1f} days, "
+              f"GPU hours {row['gpu_hours']:.0f}" + (f"\n  {row['stats']}" if row["stats"] else ""))
+        if name == "gavel-ftf" and args.apps is None and math.isclose(args.gpus, 108):
+            print(f"  Gavel: about 420 CPU s for its FTF policy on this trace (goal here <= 42 CPU s): "
+                  f"{420 / row['sim_cpu_s']:.1f}x less")
+
+
+if __name__ == "__main__":
+    main()

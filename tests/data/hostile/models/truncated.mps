@@ -1,0 +1,2 @@
+NAME x
+ROWS
