@@ -32,6 +32,7 @@ class System:
     minimize: bool = False          # the score is a cost (ratio = ALG / OPT) rather than a value (OPT / ALG)
     ratio_score: str | None = None  # the row column compared with OPT, when not ``score_name``
     run_options: tuple[str, ...] = ()   # keyword options ``run`` accepts (e.g. the lease of event simulations)
+    configured_options: tuple[str, ...] = ()   # the run options ``run`` hands to the policy's ``configure``
     start_of: Callable[[Any], Any] | None = None   # a run's feasible solution for ``exact(starts=...)``
     performance_ratio: bool = False   # also report PR = ALG / OPT (the paper's measure) beside OPT / ALG
     paired_options: tuple[str, ...] = ()   # run options the exact solve takes too (the same realizations)
@@ -49,6 +50,15 @@ class System:
         if unknown:
             raise UsageError(f"{self.name} runs take no {', '.join('--' + k.replace('_', '-') for k in unknown)} option")
         return self.run(instance, policy, **given)
+
+    def takes_run_option(self, algorithm: str, option: str) -> bool:
+        """Whether runs of ``algorithm`` accept the run option ``option``: the options handed to a
+        policy's ``configure`` only when its ``configure`` names them (SoW's ``eps`` is the
+        mechanisms', not the baselines')."""
+        if option not in self.configured_options:
+            return option in self.run_options
+        configure = getattr(self.policy(algorithm), "configure", None)
+        return configure is not None and option in inspect.signature(configure).parameters
 
     def policy(self, algorithm: str, *, seed: int = 0, options: Mapping[str, Any] | None = None) -> Any:
         """A fresh policy object; ``seed`` is passed to policies that draw random numbers, and each
@@ -184,7 +194,8 @@ def _astraea() -> System:
                   default_algorithms=("astraea", "batchsche", "gandiva_fair", "hived"), score_name="revenue", exact=exact_astraea, run=run_tenant,
                   evaluate=evaluate, build=astraea.build, relaxable=True,
                   ratio_variant="admission", performance_ratio=True, run_options=("lambda_mode", "theta_scale", "time_origin", "migration_cost",
-                                                                  "opportunistic"))
+                                                                  "opportunistic"),
+                  configured_options=("lambda_mode", "theta_scale", "migration_cost", "opportunistic"))
 
 
 def _sow() -> System:
@@ -214,7 +225,7 @@ def _sow() -> System:
     return System(name="sow", family="sow", variants=sow.SOW_VARIANTS, algorithms=algorithms,
                   default_algorithms=("sow-adversarial", "sow-fifo", "sow-evict-all", "greedy", "reservation"), score_name="welfare", exact=exact_sow,
                   run=run, evaluate=evaluate, build=sow.build,
-                  relaxable=True, ratio_variant="hindsight", run_options=("samples", "exact_limit", "eps"),
+                  relaxable=True, ratio_variant="hindsight", run_options=("samples", "exact_limit", "eps"), configured_options=("eps",),
                   paired_options=("samples", "exact_limit"), benchmark_columns=benchmark_columns,
                   paired_columns=paired_columns,
                   applies=lambda instance, variant: not (instance.stochastic and variant in ("lp-r", "lp-rp")))

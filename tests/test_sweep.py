@@ -93,6 +93,23 @@ def test_every_problem_is_reported(tmp_path):
         "jobs: the oasis generator needs it: set it in fixed, grid or every case"]
 
 
+@pytest.mark.parametrize("algorithms, refused", [
+    (["sow-adversarial", "greedy"], "fixed.eps: a run option that greedy refuses"),
+    (["greedy", "reservation", "sow-fifo"], "fixed.eps: a run option that greedy, reservation refuse"),
+    (["sow-adversarial", "sow-fifo"], None),
+])
+def test_run_option_a_chosen_algorithm_refuses_is_caught_before_any_cell(tmp_path, algorithms, refused):
+    path = tmp_path / "sow.yaml"
+    path.write_text(json.dumps({"system": "sow", "fixed": {"jobs": 3, "eps": 0.1}, "seeds": [0],
+                                "algorithms": algorithms}))
+    if refused is None:
+        assert all(cell.run_options == {"eps": 0.1} for cell in load_spec(path).cells)
+        return
+    with pytest.raises(SweepFileError) as info:
+        load_spec(path)
+    assert info.value.problems == [f"{refused}: leave it out or choose algorithms that take it"]
+
+
 @pytest.mark.parametrize("text, expected", [
     ("system: oasis\nfixed: {jobs: 4\n", "line 3 column 1: invalid YAML"),
     ("system: oasis\nsystem: themis\n", "line 2 column 1: repeats the key 'system'"),

@@ -6,7 +6,8 @@ this order:
 - a **generator** parameter: a keyword of the system's instance generator (``jobs``, ``p_net``,
   ...; not ``seed``, which comes from the sweep's seeds, nor ``name``);
 - a **run** option: what the system's simulation takes (:attr:`mlsched.systems.System.run_options`,
-  e.g. Themis's ``lease`` and ``restart_overhead``);
+  e.g. Themis's ``lease`` and ``restart_overhead``), refused when a chosen algorithm's runs refuse it
+  (SoW's ``eps`` with the baselines);
 - a **policy** option: a keyword of at least one chosen algorithm's factory (e.g. Themis's
   ``fairness_knob``), handed to the algorithms that take it.
 
@@ -39,6 +40,7 @@ class Parameter:
     kind: str                  # GENERATOR, RUN or POLICY
     hint: Any = None           # the type hint values must satisfy (None: any plain value)
     required: bool = False     # a generator parameter without a default
+    refused_by: tuple[str, ...] = ()   # a run option: the chosen algorithms whose runs refuse it
 
 
 def generator(system: str) -> Callable[..., Any]:
@@ -68,7 +70,8 @@ def catalogue(sysm: System, algorithms: Sequence[str], *, generated: bool) -> di
             found[parameter.name] = parameter
     run_hints = _hints(sysm.run)
     for name in sysm.run_options:
-        found.setdefault(name, Parameter(name, RUN, run_hints.get(name)))
+        refused_by = tuple(a for a in algorithms if not sysm.takes_run_option(a, name))
+        found.setdefault(name, Parameter(name, RUN, run_hints.get(name), refused_by=refused_by))
     for algorithm in algorithms:
         for name in sorted(sysm.policy_parameters(algorithm) - SEED_AND_NAME):
             found.setdefault(name, Parameter(name, POLICY))

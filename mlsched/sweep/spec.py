@@ -326,6 +326,11 @@ def _parameter_value(problems: Problems, path: str, name: str, value: Any, catal
             f"{system} runs or the chosen algorithms (instances come from files)"
         problems.add(path, f"unknown parameter of {source}; expected one of: {', '.join(sorted(catalogue))}")
         return value
+    if parameter.refused_by:
+        problems.add(path, f"a run option that {', '.join(parameter.refused_by)} "
+                           f"refuse{'s' if len(parameter.refused_by) == 1 else ''}: leave it out or choose "
+                           "algorithms that take it")
+        return value
     problem = params.check_value(parameter, value)
     if problem:
         problems.add(path, problem)
