@@ -260,14 +260,14 @@ def test_lost_worker_process_is_recorded_and_retried(reference, tmp_path):
     runner = threading.Thread(target=lambda: result.update(frame=sweep(
         spec, executor="processes", workers=1, results=tmp_path / "r", progress=False)))
     runner.start()
-    deadline = time.monotonic() + 120
-    while not list((tmp_path / "r").glob("ok-*.parquet")) and time.monotonic() < deadline:
+    while not list((tmp_path / "r").glob("ok-*.parquet")) and runner.is_alive():   # a cell done: others in flight
         time.sleep(0.05)
     victims = multiprocessing.active_children()
     assert victims
     for process in victims:
         os.kill(process.pid, signal.SIGKILL)
-    runner.join(300)
+    runner.join(1800)       # a bound for a hung pool only: on a loaded machine the retries take minutes
+    assert not runner.is_alive()
     frame = result["frame"]
     summary = frame.attrs["summary"]
     assert summary.ok == 4 and not summary.failed and summary.retried >= 1
