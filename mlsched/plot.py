@@ -68,7 +68,8 @@ def sweep_line(frame: pd.DataFrame, x: str, y: str, *, hue: str | None = "algori
     at_top = blended_transform_factory(ax.transData, ax.transAxes)
     notes = set()
     for name, part in groups:
-        table = part.groupby(x)[[low, high]].agg(stat).reindex([v for v in order if v in set(part[x])])
+        ends = list(dict.fromkeys([low, high]))   # one column when y has no interval
+        table = part.groupby(x)[ends].agg(stat).reindex([v for v in order if v in set(part[x])])
         xs = np.array([position[v] for v in table.index], dtype=float)
         lows, highs = table[low].to_numpy(dtype=float), table[high].to_numpy(dtype=float)
         finite = np.isfinite(lows)

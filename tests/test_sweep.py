@@ -342,3 +342,20 @@ def test_plot_writes_images(reference, tmp_path, capsys):
     code, _, err = cli(capsys, "plot", results, "--x", "colour", "-o", tmp_path / "new.png")
     assert code == 2 and err.startswith(f"{results}: no column 'colour'; columns: sweep, cell,")
     assert not (tmp_path / "new.png").exists()
+
+
+def test_line_of_a_score_follows_its_mean_per_point(reference):
+    """A score without an interval (total utility) is drawn as its mean per x, one line per algorithm."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from mlsched import plot
+
+    frame, _ = reference
+    ax = plot.sweep_line(frame, "seed", "total_utility")
+    expected = frame.groupby(["algorithm", "seed"])["total_utility"].mean()
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert set(lines) == set(frame["algorithm"])
+    for name, line in lines.items():
+        assert list(line.get_xdata()) == list(expected[name].index)
+        assert list(line.get_ydata()) == pytest.approx(list(expected[name]))
