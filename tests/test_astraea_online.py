@@ -155,3 +155,27 @@ def test_demand_misreport_raises_the_tenants_gain():
     scored = realized_utilities(truthful, lying_run.schedule)
     assert lying_run.schedule.start.tolist() == [9, 5] and scored.tolist() == pytest.approx([29, 90])
     assert scored.sum() - lying_run.paid.sum() == pytest.approx(119)
+
+
+
+def test_a_round_holds_only_the_slots_its_jobs_can_use(monkeypatch):
+    """Rounds double with every batch (a job arriving at slot 1,000,000 meets tau = 2^20), but a
+    job with phi(x) = 100 - x has phi <= EPS beyond x = 100 (JobShape.span), so its round holds
+    100 slots, not 2^20 per server."""
+    from mlsched.online.astraea import policy as astraea_policy
+
+    held = []
+
+    class Recording(astraea_policy.RoundState):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            held.append((self.tau, self.width, self.h_w.shape[1]))
+
+    monkeypatch.setattr(astraea_policy, "RoundState", Recording)
+    inst = system([job("j1", "u1", arrival=1_000_000, chunks=2, k=-1, g=100)], servers=[(2, 1)], tenants=[(2, 1)])
+    run = Astraea(theta=SIXTEEN).run(inst)
+    assert held == [(2 ** 20, 100, 100)]
+    assert check(inst, run.schedule, online=True) == []
+    assert run.phase.tolist() == [1] and run.batch.tolist() == [20]
+    # one mini-batch at rate 1: a one-slot run at offset 1 of the empty round, phi(1) = 99, no cost
+    assert run.schedule.start.tolist() == [2 * 2 ** 20 + 1] and run.mu.tolist() == pytest.approx([99])

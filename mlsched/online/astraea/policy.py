@@ -109,18 +109,24 @@ class AstraeaRun:
 
 
 class RoundState:
-    """The state of one round: allocations h, phase-1 quota use U, the pool a (Alg. 2 line 1)."""
+    """The state of one round: allocations h, phase-1 quota use U, the pool a (Alg. 2 line 1).
 
-    def __init__(self, instance: MultiTenantInstance, rho0: int, tau: int, theta: tuple[float, float]):
+    Only the round's first ``width`` slots are held (default: all tau): a round whose jobs can
+    complete with phi > EPS only in its first slots (:meth:`JobShape.span`) never allocates beyond
+    them, while tau doubles with every batch (2^25 slots by batch 25)."""
+
+    def __init__(self, instance: MultiTenantInstance, rho0: int, tau: int, theta: tuple[float, float],
+                 width: int | None = None):
         n_servers, n_tenants = len(instance.servers), len(instance.tenants)
         self.instance, self.rho0, self.tau, self.theta = instance, rho0, tau, theta
+        self.width = tau if width is None else min(tau, width)
         self.cap_w, self.cap_p = instance.worker_capacity, instance.ps_capacity
-        self.h_w = np.zeros((n_servers, tau), dtype=np.int64)
-        self.h_p = np.zeros((n_servers, tau), dtype=np.int64)
-        self.used_w = np.zeros((n_tenants, tau), dtype=np.int64)
-        self.used_p = np.zeros((n_tenants, tau), dtype=np.int64)
-        self.pool_w = np.zeros(tau, dtype=np.int64)
-        self.pool_p = np.zeros(tau, dtype=np.int64)
+        self.h_w = np.zeros((n_servers, self.width), dtype=np.int64)
+        self.h_p = np.zeros((n_servers, self.width), dtype=np.int64)
+        self.used_w = np.zeros((n_tenants, self.width), dtype=np.int64)
+        self.used_p = np.zeros((n_tenants, self.width), dtype=np.int64)
+        self.pool_w = np.zeros(self.width, dtype=np.int64)
+        self.pool_p = np.zeros(self.width, dtype=np.int64)
         self.quota_w = np.array([t.workers for t in instance.tenants], dtype=np.int64)
         self.quota_p = np.array([t.ps for t in instance.tenants], dtype=np.int64)
 
@@ -130,8 +136,10 @@ class RoundState:
                 posted_prices(self.theta[1], self.h_p[:, cut].sum(axis=0), int(self.cap_p.sum())))
 
     def view(self, owner: int, span: int | None = None) -> RoundView:
-        """What a job of ``owner`` sees of the round's first ``span`` slots (default: all)."""
-        cut = slice(0, self.tau if span is None else span)
+        """What a job of ``owner`` sees of the round's first ``span`` slots (default: all held)."""
+        if span is not None and span > self.width:
+            raise ValueError(f"a view of {span} slots of a round holding {self.width}")
+        cut = slice(0, self.width if span is None else span)
         eta_w, eta_p = self.prices(cut)
         return RoundView(free_w=self.cap_w[:, None] - self.h_w[:, cut], free_p=self.cap_p[:, None] - self.h_p[:, cut],
                          quota_w=np.maximum(self.quota_w[owner] - self.used_w[owner, cut], self.pool_w[cut]),
@@ -226,7 +234,8 @@ class Astraea:
         left = list(jobs)
         admitted: set[int] = set()
         for i in range(1, lam + 1):
-            state = RoundState(instance, (lam + i - 1) * tau, tau, (consts.theta_w, consts.theta_p))
+            width = max(shapes[j].span(tau) for j in left)
+            state = RoundState(instance, (lam + i - 1) * tau, tau, (consts.theta_w, consts.theta_p), width)
             first = self._max_irev(state, shapes, left, 1, record)
             left = [j for j in left if j not in first]
             second: list[int] = []
