@@ -125,7 +125,8 @@ def main() -> None:
             part = f.query(fixed)
             print(part.groupby([key, "algorithm"]).agg(pr=("pr", "mean"), pr_low=("pr_low", "mean"),
                                                        pr_high=("pr_high", "mean")).unstack().round(3).to_string())
-        print(f"Astraea's PR: min {f.query('algorithm == \"astraea\"')['pr_low'].min():.3f} (lower ends)", flush=True)
+        astraea_low = f.loc[f["algorithm"] == "astraea", "pr_low"].min()
+        print(f"Astraea's PR: min {astraea_low:.3f} (lower ends)", flush=True)
     if "users" in parts:
         clock = Clock()
         f = pd.DataFrame([r for u in (5, 8, 11, 14) for s in seeds

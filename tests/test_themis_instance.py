@@ -30,6 +30,7 @@ from mlsched.instance.themis_clusters import sim_256, sim_hetero, truth64
 from mlsched.instance.themis_clusters import testbed as like_testbed
 from mlsched.instance.themis_clusters import testbed64 as the_testbed
 from mlsched.profiles import load_profile
+from mlsched.resources import shipped_instance
 
 FULL_TRACE = Path(__file__).resolve().parents[2] / "shared" / "traces" / "philly-jobs.csv"
 
@@ -142,6 +143,20 @@ def test_generated_instances_round_trip(w1, w2, tmp_path):
 def test_each_problem_is_one_line(path, value, expected):
     assert problems_of(mutate(path, value)) == [expected]
 
+
+
+@pytest.mark.parametrize("speeds, expected", [
+    ("fast", "f.json: apps[0].speeds: must be an object of speeds by GPU type (v100, p100, k80), got the string 'fast'"),
+    ({"v100": 1.0, "p100": "fast", "k80": 0.5},
+     "f.json: apps[0].speeds.p100: must be a finite number >= 0 (the app's speed on p100 GPUs), got the string 'fast'"),
+    ({"v100": 1.0, "k80": 0.5},
+     "f.json: apps[0].speeds.p100: must be a finite number >= 0 (the app's speed on p100 GPUs), got null"),
+])
+def test_malformed_speeds_on_a_typed_cluster_are_one_line(speeds, expected):
+    """The shipped Gavel slice (V100, P100 and K80 machines) with one app's speeds broken (the
+    fuzzer's find: these lines raised NameError)."""
+    doc = json.loads(shipped_instance("themis/gavel-philly-first24").read_text())
+    assert problems_of(with_field(doc, ("apps", 0, "speeds"), speeds)) == [expected]
 
 def test_all_problems_are_reported_together():
     doc = mutate(("cluster", "machines", 0, "rack"), -2)

@@ -230,13 +230,13 @@ def _speeds(f: Fields, types: list[str | None]) -> tuple[tuple[str, float], ...]
         f.problems.add(path, "the cluster names no GPU types (cluster.machines[].gpu_type)")
         return ()
     if not isinstance(value, dict):
-        f.problems.add(path, f"must be an object of speeds by GPU type ({', '.join(named)}), got {_kind(value)}")
+        f.problems.add(path, f"must be an object of speeds by GPU type ({', '.join(named)}), got {kind_of(value)}")
         return ()
     out = []
     for t in named:
         v = value.get(t)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-            f.problems.add(f"{path}.{t}", f"must be a finite number >= 0 (the app's speed on {t} GPUs), got {_kind(v)}")
+            f.problems.add(f"{path}.{t}", f"must be a finite number >= 0 (the app's speed on {t} GPUs), got {kind_of(v)}")
             return ()
         out.append((t, float(v)))
     for t in value:
