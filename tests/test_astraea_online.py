@@ -179,3 +179,18 @@ def test_a_round_holds_only_the_slots_its_jobs_can_use(monkeypatch):
     assert run.phase.tolist() == [1] and run.batch.tolist() == [20]
     # one mini-batch at rate 1: a one-slot run at offset 1 of the empty round, phi(1) = 99, no cost
     assert run.schedule.start.tolist() == [2 * 2 ** 20 + 1] and run.mu.tolist() == pytest.approx([99])
+
+
+@pytest.mark.parametrize("start", [9, 400_000_000])
+def test_checker_reports_each_overloaded_server_at_the_slot_its_overload_starts(start):
+    """j11 and j21 of EX both on server s1 (2 workers, 1 PS) from the same slot: 4 workers and 2 PS.
+    A start 400 million slots out is checked as cheaply (the check looks at start slots only)."""
+    from mlsched.sim.multi_tenant_check import TenantSchedule
+
+    inst = ex(("j11", "j21"))
+    on_s1 = np.array([[2, 0, 0, 0], [2, 0, 0, 0]])
+    schedule = TenantSchedule(np.array([start, start]), on_s1, on_s1 // 2)
+    assert check(inst, schedule, online=True) == [f"slot {start}, server s1: 4 workers of 2 (3c)",
+                                                  f"slot {start}, server s1: 2 PS of 1 (3d)"]
+    apart = TenantSchedule(np.array([start, start + int(schedule.durations(inst)[0])]), on_s1, on_s1 // 2)
+    assert check(inst, apart, online=True) == []
