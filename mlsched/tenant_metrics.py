@@ -52,20 +52,19 @@ def fairness_ratios(instance: MultiTenantInstance, gains: np.ndarray) -> np.ndar
     return np.where(shares > 0, alpha, np.nan)
 
 
-def utilization_series(instance: MultiTenantInstance, starts: np.ndarray, ends: np.ndarray,
-                       workers: np.ndarray) -> np.ndarray:
-    """util(t) for t = 1..makespan from each job's run [start, end] and its worker count."""
+def mean_utilization(instance: MultiTenantInstance, starts: np.ndarray, ends: np.ndarray,
+                     workers: np.ndarray) -> float:
+    """The mean of util(t) over t = 1..makespan from each job's run [start, end] and its worker
+    count: worker-slots used over the cluster's worker-slots (0 when nothing ran)."""
     ran = starts > 0
     if not ran.any():
-        return np.zeros(0)
+        return 0.0
     makespan = int(ends[ran].max())
-    delta = np.zeros(makespan + 2)
-    np.add.at(delta, starts[ran], workers[ran])
-    np.add.at(delta, ends[ran] + 1, -workers[ran])
-    return np.cumsum(delta)[1:makespan + 1] / max(1, int(instance.worker_capacity.sum()))
+    used = float((workers[ran] * (ends[ran] - starts[ran] + 1)).sum())
+    return used / (makespan * max(1, int(instance.worker_capacity.sum())))
 
 
-def summary(instance: MultiTenantInstance, utilities: np.ndarray, ran: np.ndarray, util: np.ndarray,
+def summary(instance: MultiTenantInstance, utilities: np.ndarray, ran: np.ndarray, utilization: float,
             makespan: int, gains: np.ndarray) -> dict[str, Any]:
     """REV, alpha's mean and variance, the tenants without a share, utilization and makespan."""
     alpha = fairness_ratios(instance, gains)
@@ -75,7 +74,7 @@ def summary(instance: MultiTenantInstance, utilities: np.ndarray, ran: np.ndarra
             "alpha_mean": float(defined.mean()) if defined.size else math.nan,
             "var_alpha": float(defined.var()) if defined.size else math.nan,
             "tenants_without_share": int((fair_shares(instance) <= 0).sum()),
-            "utilization": float(util.mean()) if util.size else 0.0, "makespan": makespan}
+            "utilization": utilization, "makespan": makespan}
 
 
 def sharing_incentive(instance: MultiTenantInstance, gains: np.ndarray, exclusive: np.ndarray) -> dict[str, Any]:

@@ -194,3 +194,17 @@ def test_checker_reports_each_overloaded_server_at_the_slot_its_overload_starts(
                                                   f"slot {start}, server s1: 2 PS of 1 (3d)"]
     apart = TenantSchedule(np.array([start, start + int(schedule.durations(inst)[0])]), on_s1, on_s1 // 2)
     assert check(inst, apart, online=True) == []
+
+
+def test_mean_utilization_is_the_mean_of_util_t_over_the_makespan():
+    """EX's run (starts 9, 10, 11, 65 on 2 workers each, 8 workers in all): the closed form equals
+    util(t) = workers in use / 8 averaged slot by slot over t = 1..makespan."""
+    from mlsched.tenant_metrics import mean_utilization
+
+    inst = ex()
+    s = Astraea(theta=SIXTEEN).run(inst).schedule
+    ends, workers = s.completions(inst), s.workers.sum(axis=1)
+    slots = np.arange(1, ends.max() + 1)
+    in_use = ((slots[:, None] >= s.start[None, :]) & (slots[:, None] <= ends[None, :])) @ workers
+    assert mean_utilization(inst, s.start, ends, workers) == pytest.approx((in_use / 8).mean(), rel=1e-12)
+    assert Astraea(theta=SIXTEEN).run(inst).summary(inst)["utilization"] == pytest.approx((in_use / 8).mean(), rel=1e-12)

@@ -84,7 +84,8 @@ class SlotRun:
 
     def summary(self, instance: MultiTenantInstance) -> dict[str, Any]:
         utilities = self.utilities(instance)
-        row = tenant_summary(instance, utilities, self.completion > 0, self.utilization(instance),
+        util = self.utilization(instance)
+        row = tenant_summary(instance, utilities, self.completion > 0, float(util.mean()) if util.size else 0.0,
                              int(self.completion.max(initial=0)), self.gains(instance))
         return {**row, "wall_seconds": self.wall_seconds, "seconds_per_job": self.wall_seconds / max(1, instance.num_jobs)}
 

@@ -36,7 +36,7 @@ from mlsched.online.astraea.parameters import (
 from mlsched.online.astraea.placement import (
     CENTRAL_SERVER_RULES, MINCOSTC_COSTS, Candidate, JobShape, RoundView, best_candidate, job_shape)
 from mlsched.sim.multi_tenant_check import TenantSchedule, realized_utilities
-from mlsched.tenant_metrics import summary, tenant_gains, utilization_series
+from mlsched.tenant_metrics import mean_utilization, summary, tenant_gains
 
 
 @dataclass
@@ -97,7 +97,7 @@ class AstraeaRun:
         schedule = self.schedule
         ran = schedule.start > 0
         ends = schedule.completions(instance)
-        util = utilization_series(instance, schedule.start, ends, schedule.workers.sum(axis=1))
+        util = mean_utilization(instance, schedule.start, ends, schedule.workers.sum(axis=1))
         row = summary(instance, self.utilities(instance), ran, util, int(ends.max(initial=0)), self.gains(instance))
         calls = np.array(self.call_seconds) if self.call_seconds else np.zeros(1)
         return {**row, "phase1": int((self.phase == 1).sum()), "phase2": int((self.phase == 2).sum()),
