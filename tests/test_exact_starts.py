@@ -17,7 +17,7 @@ from mlsched.formulations import oasis
 from mlsched.instance import load
 from mlsched.metrics import total_utility
 from mlsched.solve import SolveReport, Status
-from mlsched.study import _exact_hints, solve_exact, study
+from mlsched.study import _exact_hints, _ratio_columns, solve_exact, study
 from mlsched.systems import get_system
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -180,3 +180,36 @@ def test_one_time_limit_covers_highs_and_its_verifier(runs, monkeypatch):
     assert solve_module.MIN_VERIFY_SECONDS <= given["verifier"] <= 8.0
     exact_oasis(inst, time_limit=8.0, verify=True)
     assert given["highs"] <= 8.0 * exact_module.MILP_SHARE * solve_module.HIGHS_SHARE_WHEN_VERIFYING
+
+
+SHIPPED = sorted((ROOT / "instances" / "oasis").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_the_job_wise_bound_is_above_the_lp_relaxation(path):
+    """OPT <= LP <= sum_i f_i(t_i^min - a_i): the LP's u_i(t) start at t_i^min and sum to at most 1."""
+    inst = load(path)
+    bound = oasis.jobwise_bound(inst)
+    assert inst.expected["opt_paper"] <= inst.expected["lp_bound"] * (1 + 1e-9)
+    assert inst.expected["lp_bound"] <= bound * (1 + 1e-9)
+    chunk = oasis.jobwise_bound(inst, "chunk")
+    assert inst.expected["opt_chunk"] <= chunk * (1 + 1e-9) and chunk <= bound * (1 + 1e-9)
+
+
+def test_the_job_wise_bound_stands_when_no_solver_gives_one(runs, monkeypatch):
+    inst, schedules = runs
+
+    def nothing(model, **kwargs):   # neither the MILP nor the LP relaxation finishes
+        return SolveReport(Status.NO_SOLUTION, None, None, None, 0.0, 1.0, "highs", False,
+                           message="stopped (time limit) without a solution")
+
+    monkeypatch.setattr(exact_module, "solve", nothing)
+    monkeypatch.setattr(exact_module, "solve_arrays", nothing)
+    report = exact_oasis(inst, starts=list(schedules.values()))
+    assert report.status is Status.FEASIBLE and report.bound_source == "job-wise bound"
+    assert report.bound == pytest.approx(oasis.jobwise_bound(inst), rel=1e-12)
+    for name, schedule in schedules.items():
+        score = total_utility(inst, schedule)
+        columns = _ratio_columns(report, score)
+        assert report.objective / score == pytest.approx(columns["ratio_low"]), name
+        assert columns["ratio_high"] == pytest.approx(report.bound / score), name
