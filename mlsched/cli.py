@@ -416,7 +416,8 @@ def _opt_text(opt: float | None, bound: float | None, status: str, source: str |
 
 
 def _json_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    cols = [c for c in _TABLE_COLUMNS + ["opt_status", "opt_bound_source", "opt_verified", "opt_verifier", "two_alpha"]
+    cols = [c for c in _TABLE_COLUMNS + ["opt_status", "opt_bound_source", "opt_verified", "opt_verifier",
+                                         "opt_seconds", "two_alpha"]
             if c in frame]
     rows = frame[cols].to_dict(orient="records")
     return [{k: (None if isinstance(v, float) and not math.isfinite(v) else _plain(v)) for k, v in row.items()}

@@ -54,9 +54,9 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
     the time limit, the LP's value reused as a bound). The best start, read as a
     solution of the program (:func:`mlsched.formulations.oasis.program_schedule`), is HiGHS's MIP
     start and a floor on the incumbent, so OPT >= max ALG from the first second. When the MILP
-    is not proven optimal, the bound is the least of the MILP's own bound, the LP relaxation and
-    the ``dual_bounds`` given (name -> value, each valid for this variant), with ``bound_source``
-    naming it.
+    is not proven optimal, the bound is the least of the MILP's own bound, the LP relaxation,
+    the ``dual_bounds`` given (name -> value, each valid for this variant) and the job-wise bound
+    (never missing), with ``bound_source`` naming it.
 
     ``time_limit`` covers the whole call: the MILP and its verification share MILP_SHARE of what
     is left after the build (HiGHS half of that when verifying), the LP bound the rest; each
@@ -167,7 +167,8 @@ def _floor_at_start(report: SolveReport, score: float, schedule: ClusterSchedule
 def _least_bound(instance: ClusterJobsInstance, report: SolveReport, *, variant: str, time_limit: float | None,
                  dual_bounds: Mapping[str, float], lp_bound: float | None = None) -> SolveReport:
     """Tighten a report that is not proven optimal with the LP relaxation (``lp_bound`` when it is
-    already known) and the given dual bounds."""
+    already known), the given dual bounds and the job-wise bound
+    (:func:`mlsched.formulations.oasis.jobwise_bound`), so there is always a bound."""
     candidates = dict(dual_bounds)
     if report.bound is not None:
         candidates[report.bound_source or "milp"] = report.bound
@@ -177,8 +178,7 @@ def _least_bound(instance: ClusterJobsInstance, report: SolveReport, *, variant:
             lp_bound = lp.objective
     if lp_bound is not None:
         candidates["lp relaxation"] = lp_bound
-    if not candidates:
-        return report
+    candidates["job-wise bound"] = oasis.jobwise_bound(instance, variant)
     source, bound = min(candidates.items(), key=lambda item: item[1])
     gap = relative_gap(report.objective, bound)
     proven = report.objective is not None and gap is not None and gap <= EXACT_REL_GAP

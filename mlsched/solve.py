@@ -604,13 +604,14 @@ def load_arrays(program: ArrayProgram, *, time_limit: float | None = None, preso
 
 
 def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, presolve: bool = True,
-                 start: np.ndarray | None = None) -> SolveReport:
-    """Solve an :class:`ArrayProgram` with HiGHS (gaps 0); ``schedule`` holds the solution vector.
-    ``start`` is a feasible solution handed to HiGHS as its first incumbent."""
+                 start: np.ndarray | None = None, **options: Any) -> SolveReport:
+    """Solve an :class:`ArrayProgram` with HiGHS (gaps 0 unless ``options`` set HiGHS's own, e.g.
+    ``mip_rel_gap``, ``mip_max_nodes``); ``schedule`` holds the solution vector. ``start`` is a
+    feasible solution handed to HiGHS as its first incumbent."""
     import highspy
 
     tick = time.perf_counter()
-    h = load_arrays(program, time_limit=time_limit, presolve=presolve)
+    h = load_arrays(program, time_limit=time_limit, presolve=presolve, **options)
     if start is not None:
         initial = highspy.HighsSolution()
         initial.col_value = list(map(float, start))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,9 +30,13 @@ from mlsched.systems import System, get_system
 
 def solve_exact(instance: Instance, *, system: str | None = None, variant: str | None = None,
                 relax: bool = False, time_limit: float | None = None, verify: bool | str = "auto",
-                **paired: Any) -> SolveReport:
+                starts: Sequence[Any] = (), **paired: Any) -> SolveReport:
     """Solve a system's exact program for ``instance`` (see :mod:`mlsched.exact`); ``paired`` gives
-    the options it shares with runs (the SoW family's ``samples``; None means the default)."""
+    the options it shares with runs (the SoW family's ``samples``; None means the default).
+
+    ``starts`` are runs' solutions (OASiS: ``sim.run(...).schedule``); the best that passes the
+    checker is the MIP start and a floor on the incumbent, so OPT >= max ALG. Systems whose exact
+    program takes no starts refuse them."""
     sysm = get_system(system, family=instance.family)
     if relax and not sysm.relaxable:
         raise UsageError(f"{sysm.name}'s exact program is already continuous; --relax does not apply")
@@ -39,6 +44,10 @@ def solve_exact(instance: Instance, *, system: str | None = None, variant: str |
     unknown = sorted(set(given) - set(sysm.paired_options))
     if unknown:
         raise UsageError(f"{sysm.name}'s exact program takes no {', '.join('--' + k.replace('_', '-') for k in unknown)} option")
+    if starts:
+        if sysm.start_of is None:
+            raise UsageError(f"{sysm.name}'s exact program takes no MIP starts")
+        given["starts"] = list(starts)
     return sysm.exact(instance, variant=variant or sysm.variants[0], relax=relax, time_limit=time_limit,
                       verify=verify, **given)
 
@@ -105,7 +114,8 @@ def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, v
     for name in algorithms:
         _step(bar, f"{inst.name}: {name}")
         policy = sysm.policy(name, seed=seed, options=policy_options)
-        runs.append((name, policy, sysm.execute(inst, policy, **run_options)))
+        runs.append((name, policy, sysm.execute(inst, policy, progress=None if bar is None else bar.within,
+                                                **run_options)))
     opt = regret_opt = None
     benchmarks: dict[str, Any] = {}
     if exact:
@@ -113,7 +123,9 @@ def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, v
         opt_variant = variant or sysm.ratio_variant or sysm.variants[0]
         hints = _exact_hints(sysm, runs, opt_variant)
         hints.update({k: run_options[k] for k in sysm.paired_options if run_options.get(k) is not None})
+        tick = time.perf_counter()
         opt = sysm.exact(inst, variant=opt_variant, time_limit=time_limit, verify=verify, **hints)
+        opt_seconds = time.perf_counter() - tick
         if sysm.benchmark_columns is not None:
             benchmarks = sysm.benchmark_columns(inst)
         if sysm.regret_variant is not None:
@@ -130,7 +142,8 @@ def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, v
         if hasattr(policy, "theorem_bound"):
             row["regret_bound"] = policy.theorem_bound()
         if opt is not None:
-            row.update(_ratio_columns(opt, row.get(sysm.ratio_score or sysm.score_name, np.nan), sysm.minimize))
+            row.update(_ratio_columns(opt, row.get(sysm.ratio_score or sysm.score_name, np.nan), sysm.minimize),
+                       opt_seconds=opt_seconds)
             if sysm.performance_ratio and opt.objective is not None and opt.status in (
                     Status.OPTIMAL, Status.FEASIBLE, Status.DISAGREE):
                 measured = performance_ratio(row[sysm.score_name], *_opt_interval(opt))
@@ -161,8 +174,7 @@ def _ratio_columns(opt: SolveReport, score: float, minimize: bool = False) -> di
     cols: dict[str, Any] = {"opt_status": opt.status.value, "opt": opt.objective, "opt_bound": opt.bound,
                             "opt_bound_source": opt.bound_source,
                             "opt_gap": opt.gap, "opt_solver": opt.solver, "opt_message": opt.message,
-                            "opt_verified": opt.verified, "opt_verifier": opt.verifier,
-                            "opt_seconds": opt.build_seconds + opt.solve_seconds}
+                            "opt_verified": opt.verified, "opt_verifier": opt.verifier}
     unusable = opt.status in (*NO_FINITE_OPTIMUM, Status.ERROR)
     if unusable or (opt.status is Status.NO_SOLUTION and opt.bound is None) or np.isnan(score):
         cols.update(ratio_low=np.nan, ratio_high=np.nan, ratio=np.nan)
@@ -179,6 +191,9 @@ def _ratio_columns(opt: SolveReport, score: float, minimize: bool = False) -> di
     return cols
 
 
+REFRESH_SECONDS = 0.5   # the progress bar's fastest refresh inside one step
+
+
 class _Progress:
     """A bar over the study's steps (each algorithm's run and each exact solve) on stderr, naming
     the step under way, with elapsed time and an estimate of the time left."""
@@ -189,6 +204,7 @@ class _Progress:
         self.bar = tqdm(total=total, desc="study", unit="step", file=sys.stderr, leave=False,
                         bar_format="{desc} {n_fmt}/{total_fmt} [{elapsed} elapsed, ~{remaining} left] {postfix}")
         self.running = ""
+        self.shown = time.perf_counter()
 
     def plan(self, total: int) -> None:
         if self.bar.total is None:
@@ -199,7 +215,15 @@ class _Progress:
         if self.running:
             self.bar.update(1)
         self.running = running
+        self.shown = time.perf_counter()
         self.bar.set_postfix_str(f"running {running}" if running else "", refresh=True)
+
+    def within(self, done: int, total: int) -> None:
+        """Show how far the step under way is (e.g. slot 40/100), at most every REFRESH_SECONDS."""
+        now = time.perf_counter()
+        if done == total or now - self.shown >= REFRESH_SECONDS:
+            self.shown = now
+            self.bar.set_postfix_str(f"running {self.running} ({done}/{total})", refresh=True)
 
     def close(self) -> None:
         self.bar.close()

@@ -39,16 +39,21 @@ class System:
     applies: Callable[[Any, str], bool] | None = None   # whether a variant applies to an instance (default: all)
     benchmark_columns: Callable[[Any], dict[str, Any]] | None = None   # studies: more benchmarks per instance
     paired_columns: Callable[[SolveReport, Any], dict[str, Any]] | None = None   # studies: from OPT and one run
+    progress_option: str | None = None   # the keyword with which ``run`` reports (steps done, steps in all)
 
     def variants_for(self, instance: Any) -> tuple[str, ...]:
         return tuple(v for v in self.variants if self.applies is None or self.applies(instance, v))
 
-    def execute(self, instance: Any, policy: Any, **options: Any) -> Any:
-        """``run(instance, policy)`` with the given run options (None means the default)."""
+    def execute(self, instance: Any, policy: Any, *, progress: Callable[[int, int], None] | None = None,
+                **options: Any) -> Any:
+        """``run(instance, policy)`` with the given run options (None means the default);
+        ``progress`` hears (steps done, steps in all) from runs that report it."""
         given = {k: v for k, v in options.items() if v is not None}
         unknown = sorted(set(given) - set(self.run_options))
         if unknown:
             raise UsageError(f"{self.name} runs take no {', '.join('--' + k.replace('_', '-') for k in unknown)} option")
+        if progress is not None and self.progress_option is not None:
+            given[self.progress_option] = progress
         return self.run(instance, policy, **given)
 
     def takes_run_option(self, algorithm: str, option: str) -> bool:
@@ -102,7 +107,7 @@ def _oasis() -> System:
     return System(name="oasis", family="cluster-jobs", variants=oasis.VARIANTS, algorithms=algorithms,
                   default_algorithms=("oasis", "fifo", "drf", "rrh", "dorm"), score_name="total_utility",
                   exact=exact_oasis, run=sim.run, evaluate=evaluate, build=oasis.build, relaxable=True,
-                  start_of=lambda result: result.schedule)
+                  start_of=lambda result: result.schedule, progress_option="on_slot")
 
 
 def _ogasched() -> System:

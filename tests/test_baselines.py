@@ -208,6 +208,34 @@ def test_dorm_drops_an_infeasible_fairness_row():
     assert total_utility(inst, schedule) == pytest.approx(10)
 
 
+@pytest.mark.parametrize("name", ["oasis/fig5-small-seed0", "oasis/feasible-j12-t20-seed0"])
+def test_dorms_array_program_is_its_pyomo_model(name, monkeypatch):
+    """Every event's program, built as arrays (what runs solve) and as the Pyomo model, has the same
+    optimum (both solved to gap 0), or both have none, whichever rows (fairness, overhead) it holds."""
+    from mlsched.solve import Status, solve, solve_arrays
+
+    events = []
+    real_program = Dorm.program
+
+    def recording(self, *args):
+        events.append((self, args))
+        return real_program(self, *args)
+
+    monkeypatch.setattr(Dorm, "program", recording)
+    sim.run(load(name), Dorm())
+    assert len(events) >= 5 and any("overhead" in args[-1] for _, args in events)
+    for policy, args in events:
+        arrays = solve_arrays(real_program(policy, *args).arrays)
+        model = solve(policy.model(*args))
+        assert arrays.status is model.status, args[-1]
+        if arrays.status is Status.OPTIMAL:
+            assert arrays.objective == pytest.approx(model.objective, rel=1e-9, abs=1e-9), args[-1]
+            y, z = real_program(policy, *args).allocation(arrays.schedule)   # the allocation scores it
+            jobs = args[0]
+            scored = policy.weight_w[jobs] @ y.sum(axis=1) + policy.weight_ps[jobs] @ z.sum(axis=1)
+            assert scored == pytest.approx(arrays.objective, rel=1e-9, abs=1e-9), args[-1]
+
+
 # --- invariants on random instances ---------------------------------------------------------------
 
 def _random_instances() -> list[ClusterJobsInstance]:
@@ -261,15 +289,15 @@ def test_dorm_stops_on_a_deterministic_limit(monkeypatch):
     import mlsched.baselines.dorm as dorm_module
 
     seen = []
-    real = dorm_module.solve
+    real = dorm_module.solve_arrays
 
-    def recording(built, **kwargs):
+    def recording(program, **kwargs):
         seen.append(kwargs)
-        return real(built, **kwargs)
+        return real(program, **kwargs)
 
-    monkeypatch.setattr(dorm_module, "solve", recording)
+    monkeypatch.setattr(dorm_module, "solve_arrays", recording)
     inst = load("oasis/fig5-small-seed0")
     first = sim.run(inst, Dorm()).schedule
-    assert seen and all(k["time_limit"] is None and k["node_limit"] == dorm_module.NODE_LIMIT for k in seen)
+    assert seen and all(k["time_limit"] is None and k["mip_max_nodes"] == dorm_module.NODE_LIMIT for k in seen)
     again = sim.run(inst, Dorm()).schedule
     assert np.array_equal(first.workers, again.workers) and np.array_equal(first.ps, again.ps)

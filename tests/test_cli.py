@@ -253,3 +253,15 @@ def test_themis_sizes_are_bounded_before_allocating(capsys, tmp_path, change, pr
     code, out, err = cli(capsys, "validate", bad)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith(f"{bad}: {problem}")
+
+
+def test_compare_shows_the_algorithm_running_and_its_slot(capsys):
+    """The progress line names the run under way and how many of its slots are done."""
+    inst = ROOT / "instances" / "oasis" / "fig5-small-seed0.json"
+    assert main(["compare", str(inst), "--algorithms", "fifo,dorm", "--no-exact"]) == 0
+    err = capsys.readouterr().err
+    horizon = json.loads(inst.read_text())["horizon"]
+    for name in ("fifo", "dorm"):
+        assert f"running oasis-small-j10-t10-s0: {name} ({horizon}/{horizon})" in err
+    assert main(["compare", str(inst), "--algorithms", "fifo,dorm", "--no-exact", "--quiet"]) == 0
+    assert "running" not in capsys.readouterr().err

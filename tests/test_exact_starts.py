@@ -11,12 +11,13 @@ import pytest
 
 import mlsched.exact as exact_module
 from mlsched import sim
+from mlsched.errors import UsageError
 from mlsched.exact import exact_oasis
 from mlsched.formulations import oasis
 from mlsched.instance import load
 from mlsched.metrics import total_utility
 from mlsched.solve import SolveReport, Status
-from mlsched.study import _exact_hints, study
+from mlsched.study import _exact_hints, _ratio_columns, solve_exact, study
 from mlsched.systems import get_system
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,17 +70,25 @@ def test_starts_never_change_a_proven_optimum(runs):
         assert report.bound_source == "milp"
 
 
-def test_a_stopped_solve_keeps_the_best_start_and_the_least_labelled_bound(runs, monkeypatch):
-    inst, schedules = runs
+@pytest.fixture
+def milp_stops(monkeypatch):
+    """The MILP stops at its time limit with nothing found; the LP relaxation still solves.
+    Gives the real ``solve``."""
     real_solve = exact_module.solve
 
-    def stopped(built, **kwargs):   # the MILP stops at its time limit with nothing found
+    def stopped(built, **kwargs):
         if built.relaxed:
             return real_solve(built, **kwargs)
         return SolveReport(Status.NO_SOLUTION, None, None, None, 0.0, 1.0, "highs", False,
                            message="stopped (time limit) without a solution")
 
     monkeypatch.setattr(exact_module, "solve", stopped)
+    return real_solve
+
+
+def test_a_stopped_solve_keeps_the_best_start_and_the_least_labelled_bound(runs, milp_stops):
+    inst, schedules = runs
+    real_solve = milp_stops
     best = max(schedules, key=lambda name: total_utility(inst, schedules[name]))
     lp = real_solve(oasis.build(inst, relax=True)).objective
     report = exact_oasis(inst, starts=list(schedules.values()), dual_bounds={"dual bound (x)": lp + 5})
@@ -90,6 +99,20 @@ def test_a_stopped_solve_keeps_the_best_start_and_the_least_labelled_bound(runs,
     assert inst.expected["opt_paper"] <= report.bound + 1e-7
     tighter = exact_oasis(inst, starts=list(schedules.values()), dual_bounds={"dual bound (x)": lp - 1})
     assert tighter.bound == pytest.approx(lp - 1) and tighter.bound_source == "dual bound (x)"
+
+
+def test_the_library_path_takes_starts(runs, milp_stops):
+    inst, schedules = runs
+    best = max(schedules, key=lambda name: total_utility(inst, schedules[name]))
+    report = solve_exact(inst, starts=list(schedules.values()), time_limit=30)
+    assert report.status is Status.FEASIBLE and report.schedule.algorithm == best
+    assert report.objective == pytest.approx(total_utility(inst, schedules[best]), rel=1e-12)
+    assert report.bound_source == "lp relaxation" and report.bound >= inst.expected["opt_paper"] - 1e-7
+    alone = solve_exact(inst, time_limit=30)     # without starts the stopped MILP leaves no incumbent
+    assert alone.objective is None and alone.bound == pytest.approx(report.bound)
+    themis = load(ROOT / "instances" / "themis" / "o1-small.json")
+    with pytest.raises(UsageError, match="takes no MIP starts"):
+        solve_exact(themis, starts=[schedules[best]])
 
 
 def test_study_hands_runs_to_the_exact_solve():
@@ -157,3 +180,36 @@ def test_one_time_limit_covers_highs_and_its_verifier(runs, monkeypatch):
     assert solve_module.MIN_VERIFY_SECONDS <= given["verifier"] <= 8.0
     exact_oasis(inst, time_limit=8.0, verify=True)
     assert given["highs"] <= 8.0 * exact_module.MILP_SHARE * solve_module.HIGHS_SHARE_WHEN_VERIFYING
+
+
+SHIPPED = sorted((ROOT / "instances" / "oasis").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_the_job_wise_bound_is_above_the_lp_relaxation(path):
+    """OPT <= LP <= sum_i f_i(t_i^min - a_i): the LP's u_i(t) start at t_i^min and sum to at most 1."""
+    inst = load(path)
+    bound = oasis.jobwise_bound(inst)
+    assert inst.expected["opt_paper"] <= inst.expected["lp_bound"] * (1 + 1e-9)
+    assert inst.expected["lp_bound"] <= bound * (1 + 1e-9)
+    chunk = oasis.jobwise_bound(inst, "chunk")
+    assert inst.expected["opt_chunk"] <= chunk * (1 + 1e-9) and chunk <= bound * (1 + 1e-9)
+
+
+def test_the_job_wise_bound_stands_when_no_solver_gives_one(runs, monkeypatch):
+    inst, schedules = runs
+
+    def nothing(model, **kwargs):   # neither the MILP nor the LP relaxation finishes
+        return SolveReport(Status.NO_SOLUTION, None, None, None, 0.0, 1.0, "highs", False,
+                           message="stopped (time limit) without a solution")
+
+    monkeypatch.setattr(exact_module, "solve", nothing)
+    monkeypatch.setattr(exact_module, "solve_arrays", nothing)
+    report = exact_oasis(inst, starts=list(schedules.values()))
+    assert report.status is Status.FEASIBLE and report.bound_source == "job-wise bound"
+    assert report.bound == pytest.approx(oasis.jobwise_bound(inst), rel=1e-12)
+    for name, schedule in schedules.items():
+        score = total_utility(inst, schedule)
+        columns = _ratio_columns(report, score)
+        assert report.objective / score == pytest.approx(columns["ratio_low"]), name
+        assert columns["ratio_high"] == pytest.approx(report.bound / score), name

@@ -338,3 +338,45 @@ def test_a_stopped_o1_solve_keeps_fifo_as_incumbent(monkeypatch):
     result = solve_offline(inst, t_id=t_id, slot=10.0)
     assert result.max_rho is not None and result.max_rho <= fifo_rho + 1e-9
     assert result.bound is None or result.bound <= result.max_rho + 1e-9
+
+
+def test_one_time_limit_covers_o1s_build_and_both_solves(monkeypatch):
+    """On a clock that the build advances 3 s and each solve by three quarters of the limit it
+    is given, O1's build, first solve and lexicographic re-solve share one 20 s limit; a solve
+    that uses all it got leaves the re-solve the stated floor."""
+    import mlsched.formulations.themis_offline as offline
+    from mlsched.solve import MIN_VERIFY_SECONDS, TimeBudget
+
+    clock = [0.0]
+
+    class FakeClockBudget(TimeBudget):
+        def left(self):
+            return None if self.limit is None else self.limit - (clock[0] - self.started)
+
+    real_build, real_solve = offline.build_offline, offline.solve
+    given = []
+
+    def slow_build(*args, **kwargs):
+        clock[0] += 3.0
+        return real_build(*args, **kwargs)
+
+    def spending(share):
+        def solve(built, *, time_limit=None, **kwargs):
+            given.append(time_limit)
+            clock[0] += share * time_limit
+            return real_solve(built, **kwargs)
+        return solve
+
+    monkeypatch.setattr(offline, "TimeBudget", lambda limit: FakeClockBudget(limit, started=clock[0]))
+    monkeypatch.setattr(offline, "build_offline", slow_build)
+    inst = make_instance([(0, 2), (1, 2)], [make_app(f"a{i}", 5 * i, 40 + 10 * i, 2 + i % 2, 1.5, 2.0)
+                                           for i in range(4)])
+    t_id = fifo_t_id(inst, slot=10.0)
+    monkeypatch.setattr(offline, "solve", spending(0.75))
+    result = solve_offline(inst, t_id=t_id, slot=10.0, time_limit=20.0)
+    assert result.status is Status.OPTIMAL and len(result.reports) == 2
+    assert given == pytest.approx([17.0, 17.0 * 0.25])
+    given.clear()
+    monkeypatch.setattr(offline, "solve", spending(1.0))
+    solve_offline(inst, t_id=t_id, slot=10.0, time_limit=20.0)
+    assert given == pytest.approx([17.0, MIN_VERIFY_SECONDS])

@@ -18,12 +18,18 @@ max( max_r w_i^r / C_H^r, (b_i/B_i) max_r s_i^r / C_K^r ), and ds_i^DRF the domi
 progressive filling (:mod:`mlsched.baselines.drf`) gives job i in the same state. If the program
 has no solution, the fairness rows are dropped, then the overhead rows; if it still has none,
 the previous allocations are kept (they fit: jobs only leave between events).
+
+Each event's program is built as arrays and handed to HiGHS directly (:meth:`Dorm.program`): a
+Pyomo build and its solver interface cost more than the solve at a few hundred events;
+:meth:`Dorm.model` is the same program as a Pyomo model, its inspectable form (the two are
+compared event by event in the tests).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import pyomo.environ as pyo
@@ -31,13 +37,32 @@ import pyomo.environ as pyo
 from mlsched.baselines.drf import pool_shares, progressive_filling
 from mlsched.baselines.placement import EventPolicy, RoundRobin
 from mlsched.formulations.oasis import per_server_cap
-from mlsched.formulations.rows import row
+from mlsched.formulations.rows import ArrayRows, row
 from mlsched.instance import ClusterJobsInstance
 from mlsched.sim.engine import SlotState
-from mlsched.solve import Built, solve
+from mlsched.solve import ArrayProgram, Built, solve_arrays
 
 ROW_SETS = (("fairness", "overhead"), ("overhead",), ())
 NODE_LIMIT = 100   # branch-and-bound nodes per event: a deterministic stop in place of the spec's 10 s
+
+
+@dataclass
+class DormProgram:
+    """One event's program in arrays and where its y and z columns sit."""
+
+    arrays: ArrayProgram
+    y: tuple[np.ndarray, np.ndarray, np.ndarray]   # (job position, server, column)
+    z: tuple[np.ndarray, np.ndarray, np.ndarray]
+    shape: tuple[int, int, int]                    # (jobs, worker servers, PS servers)
+
+    def allocation(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Workers (jobs, H) and PS (jobs, K) of a solution vector."""
+        jobs, n_h, n_k = self.shape
+        y = np.zeros((jobs, n_h), dtype=np.int64)
+        z = np.zeros((jobs, n_k), dtype=np.int64)
+        y[self.y[0], self.y[1]] = np.rint(values[self.y[2]]).astype(np.int64)
+        z[self.z[0], self.z[1]] = np.rint(values[self.z[2]]).astype(np.int64)
+        return y, z
 
 
 class Dorm(EventPolicy):
@@ -81,15 +106,71 @@ class Dorm(EventPolicy):
             if active_rows in tried:
                 continue
             tried.append(active_rows)
-            built = self._build(jobs, old, previous, shares, active_rows)
-            report = solve(built, time_limit=self.time_limit, mip_gap=self.mip_gap, node_limit=self.node_limit)
+            program = self.program(jobs, old, previous, shares, active_rows)
+            report = solve_arrays(program.arrays, time_limit=self.time_limit, mip_rel_gap=self.mip_gap,
+                                  **({} if self.node_limit is None else {"mip_max_nodes": self.node_limit}))
             if report.schedule is not None:
-                self.alloc_w[jobs], self.alloc_ps[jobs] = report.schedule
+                self.alloc_w[jobs], self.alloc_ps[jobs] = program.allocation(report.schedule)
                 return
         self.alloc_w[jobs], self.alloc_ps[jobs] = kept_w, kept_ps
 
-    def _build(self, jobs: list[int], old: list[int], previous: np.ndarray, shares: np.ndarray,
-               rows: set[str]) -> Built:
+    def program(self, jobs: list[int], old: list[int], previous: np.ndarray, shares: np.ndarray,
+                rows: set[str]) -> DormProgram:
+        """The event's program (module docstring) in arrays; columns y_ih, then z_ik (where their
+        bounds are at least 1), then chg_i of the jobs in ``old`` ("overhead" rows only)."""
+        inst = self.instance
+        n_r = len(inst.resources)
+        index = np.asarray(jobs, dtype=np.int64)
+        pos = np.full(inst.num_jobs, -1, dtype=np.int64)
+        pos[index] = np.arange(len(jobs))
+        yi, yh = np.nonzero(self.ycap[index] >= 1)
+        zi, zk = np.nonzero(self.zcap[index] >= 1)
+        n_y, n_z = len(yi), len(zi)
+        overhead = "overhead" in rows
+        chg_jobs = pos[np.asarray(old, dtype=np.int64)] if overhead else np.zeros(0, dtype=np.int64)
+        y_col, z_col = np.arange(n_y), n_y + np.arange(n_z)
+        chg_col = n_y + n_z + np.arange(len(chg_jobs))
+        cost = np.concatenate([self.weight_w[index[yi]], self.weight_ps[index[zi]], np.zeros(len(chg_jobs))])
+        col_upper = np.concatenate([self.ycap[index[yi], yh], self.zcap[index[zi], zk], np.ones(len(chg_jobs))])
+        ones_y, ones_z = np.ones(n_y), np.ones(n_z)
+        chunks = np.array([inst.jobs[i].chunks for i in jobs], dtype=float)
+        out = ArrayRows()
+        for servers, on, col, demand, capacity in ((len(inst.worker_servers), yh, y_col, inst.worker_demand[index[yi]],
+                                                    inst.worker_capacity),
+                                                   (len(inst.ps_servers), zk, z_col, inst.ps_demand[index[zi]],
+                                                    inst.ps_capacity)):
+            for r in range(n_r):                                                          # capacity
+                uses = demand[:, r] != 0
+                out.add(on[uses], col[uses], demand[uses, r], np.full(servers, -np.inf), capacity[:, r])
+        n_jobs = len(jobs)
+        out.add(yi, y_col, ones_y, np.full(n_jobs, -np.inf), chunks)                           # (3)
+        b_w = np.array([inst.jobs[i].worker_bandwidth for i in jobs])
+        b_p = np.array([inst.jobs[i].ps_bandwidth for i in jobs])
+        out.add(np.concatenate([yi, zi]), np.concatenate([y_col, z_col]), np.concatenate([b_w[yi], -b_p[zi]]),
+                np.full(n_jobs, -np.inf), np.zeros(n_jobs))                                     # (6)
+        out.add(np.concatenate([zi, yi]), np.concatenate([z_col, y_col]), np.concatenate([ones_z, -ones_y]),
+                np.full(n_jobs, -np.inf), np.zeros(n_jobs))                                     # (7)
+        if "fairness" in rows:
+            out.add(yi, y_col, self.delta[index[yi]], (1 - self.fairness) * shares[index], np.full(n_jobs, np.inf))
+        if overhead:
+            n_old = len(chg_jobs)
+            held = previous[index[chg_jobs]].astype(float)
+            at = np.full(n_jobs, -1, dtype=np.int64)
+            at[chg_jobs] = np.arange(n_old)
+            mine = at[yi] >= 0
+            out.add(np.concatenate([at[yi[mine]], np.arange(n_old)]), np.concatenate([y_col[mine], chg_col]),
+                    np.concatenate([ones_y[mine], -chunks[chg_jobs]]), np.full(n_old, -np.inf), held)   # up
+            out.add(np.concatenate([at[yi[mine]], np.arange(n_old)]), np.concatenate([y_col[mine], chg_col]),
+                    np.concatenate([-ones_y[mine], -chunks[chg_jobs]]), np.full(n_old, -np.inf), -held)  # down
+            out.add(np.zeros(n_old, dtype=np.int64), chg_col, np.ones(n_old), [-np.inf],
+                    [math.ceil(self.adjustment * n_jobs)])                                      # budget
+        arrays = out.program(cost, np.zeros(len(cost)), col_upper, integer=True, sense="max")
+        return DormProgram(arrays, (yi, yh, y_col), (zi, zk, z_col), (n_jobs, len(inst.worker_servers),
+                                                                      len(inst.ps_servers)))
+
+    def model(self, jobs: list[int], old: list[int], previous: np.ndarray, shares: np.ndarray,
+              rows: set[str]) -> Built:
+        """The same program as a Pyomo model: its inspectable form (runs solve :meth:`program`)."""
         tick = time.perf_counter()
         inst = self.instance
         n_h, n_k = len(inst.worker_servers), len(inst.ps_servers)

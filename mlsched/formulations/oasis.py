@@ -80,6 +80,21 @@ def earliest_completion(instance: ClusterJobsInstance, ycap: np.ndarray, zcap: n
     return np.minimum(first, instance.horizon + 1).astype(np.int64)
 
 
+def server_bounds(instance: ClusterJobsInstance) -> tuple[np.ndarray, np.ndarray]:
+    """The valid bounds min(N_i, per-server cap) on y_ih(t) and z_ik(t), shapes (I, H) and (I, K)."""
+    chunks = np.array([j.chunks for j in instance.jobs])[:, None]
+    return (np.minimum(per_server_cap(instance.worker_demand, instance.worker_capacity), chunks),
+            np.minimum(per_server_cap(instance.ps_demand, instance.ps_capacity), chunks))
+
+
+def jobwise_bound(instance: ClusterJobsInstance, variant: str = "paper") -> float:
+    """sum_i max(0, f_i(t_i^min - a_i)) over the jobs with t_i^min <= T: every job completing at its
+    earliest slot, as if alone (f_i is non-increasing), so an upper bound on OPT of ``variant``
+    that needs no solve (far looser than the LP; it is there when nothing else is)."""
+    t_min = earliest_completion(instance, *server_bounds(instance), variant)
+    return float(sum(max(0.0, instance.utility_of(i, int(t))) for i, t in enumerate(t_min) if t <= instance.horizon))
+
+
 MAX_PROGRAM_TERMS = 100_000_000   # terms of rows (3)+(8), sum_i (T - a_i + 1)(T - a_i + 2) / 2, about 3 GB built
 
 
@@ -105,10 +120,7 @@ def build(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool 
     horizon = inst.horizon
     n_workers, n_ps = len(inst.worker_servers), len(inst.ps_servers)
     jobs = range(inst.num_jobs)
-    ycap = np.minimum(per_server_cap(inst.worker_demand, inst.worker_capacity),
-                      np.array([j.chunks for j in inst.jobs])[:, None])
-    zcap = np.minimum(per_server_cap(inst.ps_demand, inst.ps_capacity),
-                      np.array([j.chunks for j in inst.jobs])[:, None])
+    ycap, zcap = server_bounds(inst)
     slots = {i: range(inst.jobs[i].arrival, horizon + 1) for i in jobs}
     it = [(i, t) for i in jobs for t in slots[i]]
     iht = [(i, h, t) for i, t in it for h in range(n_workers) if ycap[i, h] >= 1]

@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from mlsched.formulations.oasis import chunk_passes, earliest_completion, per_server_cap, require_buildable
+from mlsched.formulations.rows import ArrayRows
 from mlsched.instance import ClusterJobsInstance
 from mlsched.instance.cluster_jobs import EPS
 from mlsched.sim.schedule import ClusterSchedule
@@ -68,27 +68,6 @@ class OasisArrays:
             present = self.d_index >= 0
             values[self.d_index[present]] = chunk_passes(inst, schedule)[present]
         return values
-
-
-class _Rows:
-    """Rows collected as COO triplets with their bounds."""
-
-    def __init__(self) -> None:
-        self.rows: list[np.ndarray] = []
-        self.cols: list[np.ndarray] = []
-        self.vals: list[np.ndarray] = []
-        self.lower: list[np.ndarray] = []
-        self.upper: list[np.ndarray] = []
-        self.count = 0
-
-    def add(self, row: np.ndarray, col: np.ndarray, val: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
-        """Rows numbered 0..len(lower)-1 locally; entries (row, col, val)."""
-        self.rows.append(np.asarray(row, dtype=np.int64) + self.count)
-        self.cols.append(np.asarray(col, dtype=np.int64))
-        self.vals.append(np.asarray(val, dtype=float))
-        self.lower.append(np.asarray(lower, dtype=float))
-        self.upper.append(np.asarray(upper, dtype=float))
-        self.count += len(lower)
 
 
 def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool = False,
@@ -147,7 +126,7 @@ def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax
         lower.append(np.zeros(n_d))
         upper.append(passes_needed[ai])
 
-    rows = _Rows()
+    rows = ArrayRows()
     jobs = np.arange(n_jobs)
     it_row = np.full((n_jobs, horizon), -1, dtype=np.int64)        # one row per alive (i, t)
     it_row[alive] = np.arange(int(alive.sum()))
@@ -197,14 +176,8 @@ def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax
     _capacity_rows(rows, y_index[yi, yt, yh], yi, yt, yh, upper[2], inst.worker_demand, inst.worker_capacity, horizon)
     _capacity_rows(rows, z_index[zi, zt, zk], zi, zt, zk, upper[3], inst.ps_demand, inst.ps_capacity, horizon)
 
-    n_cols = next_col
-    matrix = sp.csc_matrix((np.concatenate(rows.vals), (np.concatenate(rows.rows), np.concatenate(rows.cols))),
-                           shape=(rows.count, n_cols))
-    matrix.sum_duplicates()
-    program = ArrayProgram(cost=np.concatenate(cost), col_lower=np.concatenate(lower), col_upper=np.concatenate(upper),
-                           row_lower=np.concatenate(rows.lower), row_upper=np.concatenate(rows.upper),
-                           a_start=matrix.indptr.astype(np.int32), a_index=matrix.indices.astype(np.int32),
-                           a_value=matrix.data, integer=not relax, sense="max")
+    program = rows.program(np.concatenate(cost), np.concatenate(lower), np.concatenate(upper), integer=not relax,
+                           sense="max")
     return OasisArrays(inst, variant, program, u_index, (y_index[yi, yt, yh], yi, yh, yt),
                        (z_index[zi, zt, zk], zi, zk, zt), d_index, time.perf_counter() - tick)
 
@@ -220,7 +193,7 @@ def _pairs_s_ge_t(alive: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return ii, tt, tt + offsets
 
 
-def _capacity_rows(rows: _Rows, cols: np.ndarray, job: np.ndarray, slot: np.ndarray, server: np.ndarray,
+def _capacity_rows(rows: ArrayRows, cols: np.ndarray, job: np.ndarray, slot: np.ndarray, server: np.ndarray,
                    bound: np.ndarray, demand: np.ndarray, capacity: np.ndarray, horizon: int) -> None:
     """sum_i demand_i^r var_is(t) <= c_s^r for every (s, t, r) whose users could exceed it (eq. 4 / 5)."""
     n_servers, n_res = capacity.shape

@@ -76,7 +76,7 @@ import pyomo.environ as pyo
 
 from mlsched.errors import UsageError
 from mlsched.instance.themis import ThemisInstance
-from mlsched.solve import Built, SolveReport, Status, relative_gap, solve
+from mlsched.solve import Built, SolveReport, Status, TimeBudget, relative_gap, solve
 
 TIEBREAK = 1e-6            # spec §5.6: minimize rho_max + 1e-6 sum_i C_i
 LEX_TOLERANCE = 1e-9       # relative slack on rho* in the lexicographic re-solve
@@ -495,8 +495,11 @@ def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
     sit above the min max rho by at most 1e-6 n Delta H (reported as the bound). ``relax=True``
     solves the LP relaxation with epsilon = 0; its value is the ``bound``, a valid lower bound on
     O1. The slotted greedy FIFO is the first solve's MIP start, so a time-limited solve always has
-    an incumbent (max rho at most FIFO's). ``time_limit`` applies to each solve; ``verify`` (True or "auto", see
-    :func:`mlsched.solve.solve`) cross-certifies the first solve."""
+    an incumbent (max rho at most FIFO's). ``time_limit`` covers the build and both solves: the
+    first solve (with its verification) gets what the build left, the re-solve what remains, each
+    solver call at least ``mlsched.solve.MIN_VERIFY_SECONDS`` (the stated overshoot per call);
+    ``verify`` (True or "auto", see :func:`mlsched.solve.solve`) cross-certifies the first solve."""
+    budget = TimeBudget(time_limit)
     built = build_offline(instance, t_id=t_id, slot=slot, horizon=horizon, relax=relax, pool=pool,
                           tiebreak=0.0 if (relax or lexicographic) else TIEBREAK)
     m = built.model
@@ -505,7 +508,7 @@ def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
     start = None if relax else fifo_start(data, horizon)
     if start is not None:           # FIFO's schedule is HiGHS's first incumbent: a finite max rho from the start
         built.load_start(start)
-    first = solve(built, time_limit=time_limit, verify=False if relax else verify, warm_start=start is not None)
+    first = solve(built, time_limit=budget.share(), verify=False if relax else verify, warm_start=start is not None)
     if relax or not first.has_solution:
         bound = first.objective if relax else first.bound
         return OfflineResult(first.status, None, bound, None, None, None, solve_seconds=first.solve_seconds,
@@ -521,7 +524,7 @@ def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
         m.keep_rho = pyo.Constraint(expr=m.rho_max <= rho_star * (1 + LEX_TOLERANCE) + LEX_TOLERANCE)
         m.sum_completion = pyo.Objective(expr=sum(m.C[i] for i in m.C), sense=pyo.minimize)
         built.load_start(schedule)      # the first optimum is feasible for the re-solve
-        second = solve(built, time_limit=time_limit, warm_start=True)
+        second = solve(built, time_limit=budget.share(), warm_start=True)
         reports.append(second)
         if second.has_solution:
             schedule = second.schedule

@@ -11,6 +11,7 @@ checker on the schedule.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -62,8 +63,10 @@ class RunResult:
     decision_seconds: np.ndarray      # time the policy took to decide each slot
 
 
-def run(instance: ClusterJobsInstance, policy: Policy, *, check: bool = True) -> RunResult:
-    """Run ``policy`` over the whole horizon and return its checked schedule."""
+def run(instance: ClusterJobsInstance, policy: Policy, *, check: bool = True,
+        on_slot: Callable[[int, int], None] | None = None) -> RunResult:
+    """Run ``policy`` over the whole horizon and return its checked schedule; ``on_slot`` is
+    called with (slots done, horizon) after each slot."""
     start = time.perf_counter()
     policy.start(instance)
     schedule = ClusterSchedule.empty(instance, policy.name, promises_completion=policy.promises_completion)
@@ -93,6 +96,8 @@ def run(instance: ClusterJobsInstance, policy: Policy, *, check: bool = True) ->
         newly = ~done & (progress >= threshold) & arrived & ~rejected
         completions = [int(i) for i in np.flatnonzero(newly)]
         done |= newly
+        if on_slot is not None:
+            on_slot(t, instance.horizon)
     schedule.admitted = arrived & ~rejected
     if check:
         assert_feasible(instance, schedule)
