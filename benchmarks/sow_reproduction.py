@@ -2,9 +2,11 @@
 
 Per configuration (variant x C x d_max x eps x signal): one generated instance (``--jobs`` jobs with
 at most ``--support`` (a, l) points per SoW, D = 3, Delta = 6, V = 8, ``--load``; stochastic: two SoWs
-per job), its realizations (enumerated up to 20,000, else ``--samples`` paired draws, 2,000 by default) and, over the same realizations, E[OPT] = E[H], LP-R(C) (fixed
-SoWs), LP-E(C), and per algorithm E[W], E[OPT] / E[W] with its 95% interval, Theorem 4.1's bound
-(alpha (1 + delta) / ((1 - B_evict)(1 - B_switch)), alpha = alpha_3 or alpha_E) and whether the
+per job), its realizations (enumerated up to ``--exact-limit`` points, 20,000 by default, else
+``--samples`` paired draws, 2,000 by default) and, over the same realizations, E[OPT] = E[H],
+LP-R(C) (fixed SoWs), LP-E(C), and per algorithm E[W], E[OPT] / E[W] with its 95% interval,
+Theorem 4.1's bound (alpha (1 + delta) / ((1 - B_evict)(1 - B_switch)), alpha = alpha_3 or alpha_E)
+and whether the
 capacity conditions hold, eviction / cancellation rates (split by switched and non-switched jobs)
 against B_evict, the switched fraction against B_switch, the largest per-round overload frequency
 against eta, W_R - E[W], revenue, utilization, kappa, the FUA loss and bundle fills. Algorithms:
@@ -19,7 +21,7 @@ threshold eps0 = eps / 2, averaged over ``--oracle-seeds`` streams, against 2V(e
     python benchmarks/sow_reproduction.py [--jobs 8] [--support 2] [--samples 2000] [--capacities 2 4 8 16 32 64]
         [--dmax 1 2] [--eps 0.05 0.1 0.2] [--signals l const] [--variants adversarial stochastic]
         [--algorithms ...] [--load 1] [--truth-instances 2] [--oracle-seeds 2] [--csv rows.csv]
-        [--truth-csv gains.csv]
+        [--truth-csv gains.csv] [--exact-limit 20000]
 
 Times are CPU seconds (time.process_time) beside wall seconds.
 """
@@ -38,7 +40,7 @@ from mlsched.exact import exact_sow
 from mlsched.instance.generators.sow import generate_sow, tiny_sow
 from mlsched.online.sow.mechanism import SowMechanism
 from mlsched.online.sow.truthfulness import gain_table
-from mlsched.sim.sow_run import run_sow
+from mlsched.sim.sow_run import EXACT_LIMIT, run_sow
 from mlsched.sow_metrics import benchmark_columns, paired_columns, ratio_bound
 
 REPORTED = ("welfare", "welfare_se", "revenue", "utilization", "relaxed_welfare", "eviction_cost", "completed_rate",
@@ -62,21 +64,21 @@ def policies(variant: str, eps: float, seed: int, algorithms: tuple[str, ...] = 
 
 
 def configuration(jobs: int, support: int, capacity: int, d_max: int, signal: str, eps: float, samples: int,
-                  seed: int, variant: str, algorithms: tuple[str, ...] = ALGORITHMS, load: float = 1.0
-                  ) -> list[dict[str, Any]]:
+                  seed: int, variant: str, algorithms: tuple[str, ...] = ALGORITHMS, load: float = 1.0,
+                  exact_limit: int = EXACT_LIMIT) -> list[dict[str, Any]]:
     key = {"variant": variant, "jobs": jobs, "load": load, "C": capacity, "d_max": d_max, "signal": signal,
            "eps": eps, "seed": seed}
     inst = generate_sow(jobs=jobs, capacity=capacity, d_max=d_max, max_duration=3, window=6, max_value=8.0,
                         signal=signal, support=support, load=load, variant=variant, sows=2, seed=seed)
     tick, cpu = time.perf_counter(), time.process_time()
-    opt = exact_sow(inst, samples=samples, verify=False)
+    opt = exact_sow(inst, samples=samples, verify=False, exact_limit=exact_limit)
     common = {**key, "E[OPT]": opt.objective, "opt_status": opt.status.value, **benchmark_columns(inst),
               "opt_cpu": time.process_time() - cpu, "opt_wall": time.perf_counter() - tick}
     rows = []
     for policy in policies(variant, eps, seed, algorithms):
         tick, cpu = time.perf_counter(), time.process_time()
         try:
-            runs = run_sow(inst, policy, samples=samples)
+            runs = run_sow(inst, policy, samples=samples, exact_limit=exact_limit)
         except UsageError as exc:     # FUA infeasible at this supply: the stochastic mechanism does not run
             rows.append({**common, "algorithm": policy.name, "note": str(exc)})
             continue
@@ -101,6 +103,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=8)
     parser.add_argument("--support", type=int, default=2)
     parser.add_argument("--samples", type=int, default=2000)
+    parser.add_argument("--exact-limit", type=int, default=EXACT_LIMIT,
+                        help="enumerate the realizations when there are at most this many (0: always sample)")
     parser.add_argument("--capacities", type=int, nargs="+", default=[2, 4, 8, 16, 32, 64])
     parser.add_argument("--dmax", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--eps", type=float, nargs="+", default=[0.05, 0.1, 0.2])
@@ -121,7 +125,8 @@ def main() -> None:
                 for d_max in args.dmax:
                     for c in args.capacities:
                         block = configuration(args.jobs, args.support, c, d_max, signal, eps, args.samples,
-                                              args.seed, variant, tuple(args.algorithms), args.load)
+                                              args.seed, variant, tuple(args.algorithms), args.load,
+                                              args.exact_limit)
                         rows.extend(block)
                         print(f"{variant:11s} eps {eps:<4} sigma {signal:5s} d_max {d_max} C {c:2d}: E[OPT] "
                               f"{block[0]['E[OPT]']:.3f}; " + "; ".join(
