@@ -32,12 +32,23 @@ from mlsched.solve import (
     relative_gap,
     solve,
     solve_arrays,
+    solve_arrays_by_deadline,
 )
 
 RESCORE_TOLERANCE = 1e-6
 MILP_SHARE = 0.8   # of a time limit left after the build: the MILP and its verification; the LP bound gets the rest
 LIST_SHARE = 0.15  # of a time limit: the LP and the list-scheduling start of programs too large to certify
 CROSS_CHECK_TOLERANCE = 1e-6
+# HiGHS stops on its time limit between steps, and some steps run long without looking at the
+# clock. Measured on the 100-job, 100-slot program (415,247 columns, 2.9 million nonzeros): the
+# LP's presolve ran 8 s of a 1 s limit (and removes 0.1% of the rows), so LP relaxations of
+# programs beyond certification run without presolve; the MILP's probing ran 27 s of a 20 s
+# limit, its presolve passes 10-14 s each without a look at the clock (with or without a MIP
+# start, up to 20 s past the limit), so MILPs above LARGE_COLUMNS columns run without probing, in a
+# child process ended HARD_STOP_GRACE seconds after their limit.
+LARGE_COLUMNS = 100_000
+HIGHS_PROBING_RULE = 1 << 15   # probing's bit in HiGHS's presolve_rule_off
+HARD_STOP_GRACE = 2.0
 
 
 def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool = False,
@@ -58,20 +69,35 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
     the ``dual_bounds`` given (name -> value, each valid for this variant) and the job-wise bound
     (never missing), with ``bound_source`` naming it.
 
-    ``time_limit`` covers the whole call: the MILP and its verification share MILP_SHARE of what
-    is left after the build (HiGHS half of that when verifying), the LP bound the rest; each
-    solver call gets at least MIN_VERIFY_SECONDS, the stated overshoot per step.
+    ``time_limit`` covers the whole call: the program is built once (as arrays), the MILP and its
+    verification share MILP_SHARE of what is left after the build and the starts (HiGHS half of
+    that when verifying), the LP bound the rest; each solver call gets at least
+    MIN_VERIFY_SECONDS. The report's ``steps`` log every step with the seconds it was granted
+    and took.
     """
     budget = TimeBudget(time_limit)
+    report = _exact_oasis(instance, variant, relax, verify, starts, dual_bounds or {}, budget)
+    return replace(report, steps=budget.log)
+
+
+def _exact_oasis(instance: ClusterJobsInstance, variant: str, relax: bool, verify: bool | str,
+                 starts: Sequence[ClusterSchedule], dual_bounds: Mapping[str, float], budget: TimeBudget) -> SolveReport:
+    with budget.step("build"):
+        arrays = oasis_arrays.build_arrays(instance, variant=variant, relax=relax)
+    small = arrays.num_columns <= VERIFY_MAX_INTEGERS
     lp_bound = None
-    if not relax and verify is not True and _beyond_certification(instance, variant):
-        lp_bound, starts = _with_list_start(instance, variant, starts, budget)
-    start = None if relax else _best_start(instance, starts, variant)
-    report = _solve_oasis(instance, variant=variant, relax=relax, time_limit=budget.share(MILP_SHARE),
-                          verify=False if relax else verify, start=None if start is None else start[1])
+    if not relax and verify is not True and not small:
+        lp_bound, starts = _with_list_start(instance, arrays, starts, budget)
+    with budget.step("starts"):
+        start = None if relax else _best_start(instance, starts, variant)
+    certify = not relax and (verify is True or (verify == "auto" and small))
+    with budget.step("milp" + (" and verification" if certify else ""), MILP_SHARE) as seconds:
+        report = _solve_oasis(instance, arrays, certify=certify, time_limit=seconds,
+                              start=None if start is None else start[1])
     if report.schedule is not None and report.objective is not None:
-        problems = sim.check(instance, report.schedule)
-        rescored = total_utility(instance, report.schedule)
+        with budget.step("check"):
+            problems = sim.check(instance, report.schedule)
+            rescored = total_utility(instance, report.schedule)
         tolerance = RESCORE_TOLERANCE * max(1.0, abs(report.objective))
         # an incumbent may declare completion after its last worker (u_i(t) late): it then scores
         # more than the solver says, never less
@@ -95,46 +121,45 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
         return report
     if start is not None:
         report = _floor_at_start(report, *start)
-    return _least_bound(instance, report, variant=variant, time_limit=budget.share(), dual_bounds=dual_bounds or {},
-                        lp_bound=lp_bound)
+    return _least_bound(instance, arrays, report, budget=budget, dual_bounds=dual_bounds, lp_bound=lp_bound,
+                        presolve=small)
 
 
-def _beyond_certification(instance: ClusterJobsInstance, variant: str) -> bool:
-    """Whether the program has more columns than "auto" cross-certifies (the sizes where HiGHS
-    may stop without a good incumbent)."""
-    return oasis_arrays.build_arrays(instance, variant=variant).num_columns > VERIFY_MAX_INTEGERS
-
-
-def _with_list_start(instance: ClusterJobsInstance, variant: str, starts: Sequence[ClusterSchedule],
-                     budget: TimeBudget) -> tuple[float | None, list[ClusterSchedule]]:
+def _with_list_start(instance: ClusterJobsInstance, arrays: oasis_arrays.OasisArrays,
+                     starts: Sequence[ClusterSchedule], budget: TimeBudget) -> tuple[float | None, list[ClusterSchedule]]:
     """The LP relaxation's value and ``starts`` plus the LP-guided list schedule
     (:mod:`mlsched.list_schedule`), within LIST_SHARE of the time limit."""
-    share = budget.share(LIST_SHARE)
     tick = time.perf_counter()
-    lp, values = list_schedule.lp_job_values(instance, variant, time_limit=share)
+    with budget.step("lp relaxation", LIST_SHARE) as share:
+        lp, values = list_schedule.lp_job_values(instance, arrays.variant, time_limit=share, arrays=arrays,
+                                                 presolve=False)
     if values is None:
         return None, list(starts)
     deadline = None if share is None else tick + share
-    schedule = list_schedule.lp_guided_schedule(instance, values, variant=variant, deadline=deadline)
+    with budget.step("list schedule"):
+        schedule = list_schedule.lp_guided_schedule(instance, values, variant=arrays.variant, deadline=deadline)
     return lp.objective, [*starts, schedule]
 
 
-def _solve_oasis(instance: ClusterJobsInstance, *, variant: str, relax: bool, time_limit: float | None,
-                 verify: bool | str, start: ClusterSchedule | None) -> SolveReport:
-    """Build and solve one OASiS program. Programs that will not be cross-certified (``verify``
-    False, or "auto" beyond VERIFY_MAX_INTEGERS integers) are built as arrays and handed to HiGHS
-    directly (same columns, rows and optimum as the Pyomo model, at a fraction of its build time);
-    the others go through the Pyomo model and the verify path."""
-    arrays = oasis_arrays.build_arrays(instance, variant=variant, relax=relax)
-    certify = verify is True or (verify == "auto" and not relax and arrays.num_columns <= VERIFY_MAX_INTEGERS)
+def _solve_oasis(instance: ClusterJobsInstance, arrays: oasis_arrays.OasisArrays, *, certify: bool,
+                 time_limit: float | None, start: ClusterSchedule | None) -> SolveReport:
+    """Solve one OASiS program. Programs that will not be cross-certified are handed to HiGHS as
+    the arrays (same columns, rows and optimum as the Pyomo model, at a fraction of its build
+    time; above LARGE_COLUMNS without probing and by a hard deadline); the others are built as
+    the Pyomo model and go through the verify path."""
+    relax = not arrays.program.integer
     if certify:
-        built = oasis.build(instance, variant=variant, relax=relax)
+        built = oasis.build(instance, variant=arrays.variant, relax=relax)
         if start is not None:
             assert built.load_start is not None
             built.load_start(start)
         return solve(built, time_limit=time_limit, verify=True, warm_start=start is not None)
-    report = solve_arrays(arrays.program, time_limit=time_limit,
-                          start=None if start is None else arrays.start(start))
+    values = None if start is None else arrays.start(start)
+    if arrays.num_columns > LARGE_COLUMNS and arrays.program.integer and time_limit is not None:
+        report = solve_arrays_by_deadline(arrays.program, time_limit=time_limit, grace=HARD_STOP_GRACE, start=values,
+                                          presolve_rule_off=HIGHS_PROBING_RULE)
+    else:
+        report = solve_arrays(arrays.program, time_limit=time_limit, start=values)
     schedule = arrays.extract(report.schedule) if report.schedule is not None and not relax else None
     return replace(report, build_seconds=arrays.build_seconds, schedule=schedule)
 
@@ -164,21 +189,24 @@ def _floor_at_start(report: SolveReport, score: float, schedule: ClusterSchedule
                    message=f"{report.message}; incumbent: {name}'s schedule".lstrip("; "))
 
 
-def _least_bound(instance: ClusterJobsInstance, report: SolveReport, *, variant: str, time_limit: float | None,
-                 dual_bounds: Mapping[str, float], lp_bound: float | None = None) -> SolveReport:
-    """Tighten a report that is not proven optimal with the LP relaxation (``lp_bound`` when it is
-    already known), the given dual bounds and the job-wise bound
-    (:func:`mlsched.formulations.oasis.jobwise_bound`), so there is always a bound."""
+def _least_bound(instance: ClusterJobsInstance, arrays: oasis_arrays.OasisArrays, report: SolveReport, *,
+                 budget: TimeBudget, dual_bounds: Mapping[str, float], lp_bound: float | None = None,
+                 presolve: bool = True) -> SolveReport:
+    """Tighten a report that is not proven optimal with the LP relaxation of ``arrays``
+    (``lp_bound`` when it is already known, else solved with ``presolve`` or without), the given
+    dual bounds and the job-wise bound (:func:`mlsched.formulations.oasis.jobwise_bound`), so
+    there is always a bound."""
     candidates = dict(dual_bounds)
     if report.bound is not None:
         candidates[report.bound_source or "milp"] = report.bound
     if lp_bound is None:
-        lp = _solve_oasis(instance, variant=variant, relax=True, time_limit=time_limit, verify=False, start=None)
+        with budget.step("lp relaxation", 1.0) as seconds:
+            lp = solve_arrays(replace(arrays.program, integer=False), time_limit=seconds, presolve=presolve)
         if lp.status is Status.OPTIMAL and lp.objective is not None:
             lp_bound = lp.objective
     if lp_bound is not None:
         candidates["lp relaxation"] = lp_bound
-    candidates["job-wise bound"] = oasis.jobwise_bound(instance, variant)
+    candidates["job-wise bound"] = oasis.jobwise_bound(instance, arrays.variant)
     source, bound = min(candidates.items(), key=lambda item: item[1])
     gap = relative_gap(report.objective, bound)
     proven = report.objective is not None and gap is not None and gap <= EXACT_REL_GAP

@@ -21,10 +21,11 @@ any start; the heuristic proves nothing and bounds nothing.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
-from mlsched.formulations.oasis_arrays import build_arrays
+from mlsched.formulations.oasis_arrays import OasisArrays, build_arrays
 from mlsched.formulations.oasis_terms import SlotPrices
 from mlsched.instance import ClusterJobsInstance
 from mlsched.online.oasis.policy import job_terms, server_caps
@@ -36,11 +37,12 @@ GRANULARITY = {"paper": "worker_slot", "chunk": "chunk"}
 MOVES = 200
 
 
-def lp_job_values(instance: ClusterJobsInstance, variant: str = "paper",
-                  time_limit: float | None = None) -> tuple[SolveReport, np.ndarray | None]:
-    """The LP relaxation's report and v_i per job (None when the LP was not solved to optimality)."""
-    arrays = build_arrays(instance, variant=variant, relax=True)
-    report = solve_arrays(arrays.program, time_limit=time_limit)
+def lp_job_values(instance: ClusterJobsInstance, variant: str = "paper", time_limit: float | None = None,
+                  arrays: OasisArrays | None = None, presolve: bool = True) -> tuple[SolveReport, np.ndarray | None]:
+    """The LP relaxation's report and v_i per job (None when the LP was not solved to optimality);
+    ``arrays`` is the program when it is already built (its integrality is dropped here)."""
+    arrays = build_arrays(instance, variant=variant) if arrays is None else arrays
+    report = solve_arrays(replace(arrays.program, integer=False), time_limit=time_limit, presolve=presolve)
     if report.status is not Status.OPTIMAL or report.schedule is None:
         return report, None
     u = np.where(arrays.u_index >= 0, report.schedule[np.maximum(arrays.u_index, 0)], 0.0)

@@ -107,6 +107,7 @@ class SolveReport:
     verifier_objective: float | None = None
     verifier_bound: float | None = None
     bound_source: str | None = None      # which bound ``bound`` is: the MILP's own, the LP relaxation, a dual bound
+    steps: list[BudgetStep] = field(default_factory=list)   # where a time-limited call spent its time
     schedule: Any = field(default=None, repr=False)
 
     @property
@@ -121,11 +122,23 @@ class SolveReport:
 
 
 @dataclass
+class BudgetStep:
+    """One step of a time-limited call: the seconds handed to its solver (None for a step
+    without a limit of its own: a build, a check) and the wall seconds it took."""
+
+    name: str
+    granted: float | None
+    seconds: float
+
+
+@dataclass
 class TimeBudget:
-    """The seconds left of one time limit that covers several steps (build, solves, verification)."""
+    """The seconds left of one time limit that covers several steps (build, solves, verification),
+    with the log of the steps run within it."""
 
     limit: float | None
     started: float = field(default_factory=time.perf_counter)
+    log: list[BudgetStep] = field(default_factory=list)
 
     def left(self) -> float | None:
         return None if self.limit is None else self.limit - (time.perf_counter() - self.started)
@@ -134,6 +147,21 @@ class TimeBudget:
         """``fraction`` of what is left, at least MIN_VERIFY_SECONDS (the stated overshoot)."""
         left = self.left()
         return None if left is None else max(MIN_VERIFY_SECONDS, left * fraction)
+
+    @contextmanager
+    def step(self, name: str, fraction: float | None = None) -> Iterator[float | None]:
+        """Run a step within the budget, logged: with ``fraction`` it is a solver's step and is
+        handed ``share(fraction)`` seconds (yielded); without, a step that has no limit."""
+        granted = None if fraction is None else self.share(fraction)
+        tick = time.perf_counter()
+        try:
+            yield granted
+        finally:
+            self.log.append(BudgetStep(name, granted, time.perf_counter() - tick))
+
+    def granted(self) -> float:
+        """The seconds handed to solvers so far."""
+        return sum(step.granted for step in self.log if step.granted is not None)
 
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
@@ -636,6 +664,51 @@ def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, pres
                        solver="highs", relaxed=not program.integer, bound_source="milp",
                        message="" if proven else f"stopped ({h.modelStatusToString(status)}) with gap {gap if gap is not None else float('nan'):.3g}",
                        schedule=np.array(h.getSolution().col_value))
+
+
+def solve_arrays_by_deadline(program: ArrayProgram, *, time_limit: float, grace: float,
+                             start: np.ndarray | None = None, **options: Any) -> SolveReport:
+    """:func:`solve_arrays` in a child process that must answer within ``time_limit`` seconds from
+    now and is ended ``grace`` seconds later when it has not: HiGHS looks at its clock only between
+    steps, and on programs of a few hundred thousand columns its presolve and MIP set-up run for
+    tens of seconds without looking. The child's start-up (handing it the program, its imports)
+    counts within the limit. An ended solve is NO_SOLUTION (no incumbent, no bound)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")   # a forked HiGHS thread pool could hang the child
+    receiver, sender = context.Pipe(duplex=False)
+    deadline = time.monotonic() + time_limit          # the system-wide clock: the child reads it too
+    child = context.Process(target=_solve_arrays_child, args=(sender, program, deadline, start, options, _THREADS),
+                            daemon=True)
+    tick = time.perf_counter()
+    child.start()
+    sender.close()
+    try:
+        if receiver.poll(max(0.0, deadline + grace - time.monotonic())):
+            report = receiver.recv()
+            child.join()
+            return report
+        message = f"HiGHS had not stopped {grace:g} s after its time limit and was ended"
+    except EOFError:   # the child died without an answer
+        message = f"HiGHS's process ended without an answer (exit code {child.exitcode})"
+    finally:
+        if child.is_alive():
+            child.kill()
+            child.join()
+    return SolveReport(Status.NO_SOLUTION, None, None, None, 0.0, time.perf_counter() - tick, "highs",
+                       relaxed=not program.integer, message=message)
+
+
+def _solve_arrays_child(sender: Any, program: ArrayProgram, deadline: float, start: np.ndarray | None,
+                        options: dict[str, Any], threads: int | None) -> None:
+    set_solver_threads(threads)
+    left = deadline - time.monotonic()
+    if left <= 0:
+        sender.send(SolveReport(Status.NO_SOLUTION, None, None, None, 0.0, 0.0, "highs", relaxed=not program.integer,
+                                message="the time limit had passed when HiGHS's process was ready"))
+    else:
+        sender.send(solve_arrays(program, time_limit=left, start=start, **options))
+    sender.close()
 
 
 def solve_cvxpy(problem: Any, *, extract: Callable[[], Any] | None = None, build_seconds: float = 0.0,

@@ -109,11 +109,13 @@ def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, v
                    bar: _Progress | None = None) -> list[dict[str, Any]]:
     """The rows of one instance: each algorithm's run scored, then the exact solve (given the
     runs as MIP starts) and the ratio columns. ``policy_options`` go to the policies that take
-    them (:meth:`mlsched.systems.System.policy`)."""
+    them (:meth:`mlsched.systems.System.policy`); policies that solve programs inside (Dorm) get
+    ``time_limit`` as their ``run_budget`` for the whole run unless ``policy_options`` set one."""
     runs = []
+    options = {"run_budget": time_limit, **(policy_options or {})}
     for name in algorithms:
         _step(bar, f"{inst.name}: {name}")
-        policy = sysm.policy(name, seed=seed, options=policy_options)
+        policy = sysm.policy(name, seed=seed, options=options)
         runs.append((name, policy, sysm.execute(inst, policy, progress=None if bar is None else bar.within,
                                                 **run_options)))
     opt = regret_opt = None

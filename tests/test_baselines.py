@@ -301,3 +301,28 @@ def test_dorm_stops_on_a_deterministic_limit(monkeypatch):
     assert seen and all(k["time_limit"] is None and k["mip_max_nodes"] == dorm_module.NODE_LIMIT for k in seen)
     again = sim.run(inst, Dorm()).schedule
     assert np.array_equal(first.workers, again.workers) and np.array_equal(first.ps, again.ps)
+
+
+def test_dorms_run_budget_bounds_each_event_and_binds_only_when_spent(monkeypatch):
+    """With a run budget every event's solves get at least EVENT_FLOOR_SECONDS and at most what
+    is left of the budget over the slots left; a budget never reached leaves the run as it is."""
+    import mlsched.baselines.dorm as dorm_module
+
+    seen = []
+    real = dorm_module.solve_arrays
+
+    def recording(program, **kwargs):
+        seen.append(kwargs["time_limit"])
+        return real(program, **kwargs)
+
+    monkeypatch.setattr(dorm_module, "solve_arrays", recording)
+    inst = load("oasis/fig5-small-seed0")
+    plain = sim.run(inst, Dorm()).schedule
+    seen.clear()
+    roomy = sim.run(inst, Dorm(run_budget=1e6)).schedule
+    assert seen and all(limit <= 1e6 for limit in seen)
+    assert np.array_equal(plain.workers, roomy.workers) and np.array_equal(plain.ps, roomy.ps)
+    seen.clear()
+    spent = sim.run(inst, Dorm(run_budget=1e-9))
+    assert seen and all(limit == pytest.approx(dorm_module.EVENT_FLOOR_SECONDS) for limit in seen)
+    assert sim.check(inst, spent.schedule) == []

@@ -213,3 +213,53 @@ def test_the_job_wise_bound_stands_when_no_solver_gives_one(runs, monkeypatch):
         columns = _ratio_columns(report, score)
         assert report.objective / score == pytest.approx(columns["ratio_low"]), name
         assert columns["ratio_high"] == pytest.approx(report.bound / score), name
+
+
+def test_a_tiny_time_limit_is_shared_among_the_logged_steps():
+    """A program beyond certification under a 2 s limit: the build, the LP relaxation (and its
+    list schedule), the starts, the MILP and the checks are logged; the seconds handed to solvers
+    add up to the limit plus at most MIN_VERIFY_SECONDS per solver step (the stated slack), and
+    the interval still holds the best start and a labelled bound."""
+    from mlsched.instance.generators import generate_oasis
+    from mlsched.solve import MIN_VERIFY_SECONDS, VERIFY_MAX_INTEGERS
+
+    inst = generate_oasis(jobs=30, horizon=30, seed=0, profile="feasible")
+    assert oasis.build(inst).size["integer_variables"] > VERIFY_MAX_INTEGERS
+    sysm = get_system(family=inst.family)
+    starts = [sysm.execute(inst, sysm.policy(name)).schedule for name in ("fifo", "rrh")]
+    limit = 2.0
+    report = exact_oasis(inst, time_limit=limit, starts=starts)
+    names = [step.name for step in report.steps]
+    assert names[:2] == ["build", "lp relaxation"] and {"starts", "milp"} <= set(names)   # the list
+    # schedule follows the LP only when the LP is solved within its share
+    solver_steps = [step for step in report.steps if step.granted is not None]
+    assert {step.name for step in solver_steps} <= {"lp relaxation", "milp"}
+    assert all(step.granted >= MIN_VERIFY_SECONDS for step in solver_steps)
+    assert sum(step.granted for step in solver_steps) <= limit + MIN_VERIFY_SECONDS * len(solver_steps)
+    assert report.status in (Status.OPTIMAL, Status.FEASIBLE) and report.bound_source is not None
+    assert report.objective >= max(total_utility(inst, s) for s in starts) - 1e-9
+    assert report.objective <= report.bound + 1e-9 and report.bound <= oasis.jobwise_bound(inst) + 1e-9
+
+
+def test_a_large_milp_runs_in_a_child_process_with_the_same_optimum(runs, monkeypatch):
+    """Above LARGE_COLUMNS the MILP runs in a child process ended after its limit and a grace:
+    on a small program made "large" it returns the optimum the in-process solve proves."""
+    inst, schedules = runs
+    in_process = exact_oasis(inst, verify=False, time_limit=60)
+    monkeypatch.setattr(exact_module, "LARGE_COLUMNS", 0)
+    child = exact_oasis(inst, verify=False, time_limit=60, starts=list(schedules.values()))
+    assert in_process.status is child.status is Status.OPTIMAL
+    assert child.objective == pytest.approx(in_process.objective, rel=1e-9)
+    assert child.objective == pytest.approx(inst.expected["opt_paper"], rel=1e-7)
+
+
+def test_a_solve_past_its_deadline_is_ended_without_a_solution(runs):
+    """The child is ended when it has not answered by the limit plus the grace (here less than
+    its own start-up takes): no incumbent, no bound, a message that says so."""
+    from mlsched.formulations.oasis_arrays import build_arrays
+    from mlsched.solve import solve_arrays_by_deadline
+
+    inst, _ = runs
+    report = solve_arrays_by_deadline(build_arrays(inst).program, time_limit=1e-3, grace=0.0)
+    assert report.status is Status.NO_SOLUTION and report.objective is None and report.bound is None
+    assert "was ended" in report.message

@@ -3,6 +3,12 @@ parameters theta_f = 0.1, theta_a = 0.5, 1% gap are the spec's [R] choices (§5.
 per-event time limit is replaced by a node limit (NODE_LIMIT, ``time_limit`` remains an option), so
 that a run is the same on any machine, however loaded.
 
+``run_budget`` (seconds; studies pass their time limit) bounds a whole run as well: each event's
+solves get what is left of it spread over the slots left (at most one event per slot), at least
+EVENT_FLOOR_SECONDS. A run that stays within its budget never meets that limit and is the same on
+any machine; one that does not (about 100 jobs on 100 slots and more) stops its solves on time,
+which depends on the machine.
+
 Every job is admitted. At each event the numbers and placement of workers and PS of the
 unfinished jobs J are recomputed by HiGHS (at most NODE_LIMIT nodes, relative gap 1%) on
 
@@ -44,6 +50,7 @@ from mlsched.solve import ArrayProgram, Built, solve_arrays
 
 ROW_SETS = (("fairness", "overhead"), ("overhead",), ())
 NODE_LIMIT = 100   # branch-and-bound nodes per event: a deterministic stop in place of the spec's 10 s
+EVENT_FLOOR_SECONDS = 0.1   # an event's least time under ``run_budget``, once the budget is spent
 
 
 @dataclass
@@ -69,15 +76,17 @@ class Dorm(EventPolicy):
     name = "dorm"
 
     def __init__(self, *, fairness: float = 0.1, adjustment: float = 0.5, node_limit: int | None = NODE_LIMIT,
-                 time_limit: float | None = None, mip_gap: float = 0.01) -> None:
+                 time_limit: float | None = None, mip_gap: float = 0.01, run_budget: float | None = None) -> None:
         self.fairness = fairness
         self.adjustment = adjustment
         self.node_limit = node_limit
         self.time_limit = time_limit
         self.mip_gap = mip_gap
+        self.run_budget = run_budget
 
     def start(self, instance: ClusterJobsInstance) -> None:
         super().start(instance)
+        self.started = time.perf_counter()
         chunks = np.array([job.chunks for job in instance.jobs])[:, None]
         self.ycap = np.minimum(per_server_cap(instance.worker_demand, instance.worker_capacity), chunks).astype(np.int64)
         self.zcap = np.minimum(per_server_cap(instance.ps_demand, instance.ps_capacity), chunks).astype(np.int64)
@@ -101,18 +110,30 @@ class Dorm(EventPolicy):
         old = [i for i in jobs if i not in state.arrivals]
         applicable = {"fairness", "overhead"} if old else {"fairness"}
         tried: list[set[str]] = []
+        deadline = self.event_deadline(state.t)
         for rows in ROW_SETS:
             active_rows = set(rows) & applicable
             if active_rows in tried:
                 continue
             tried.append(active_rows)
             program = self.program(jobs, old, previous, shares, active_rows)
-            report = solve_arrays(program.arrays, time_limit=self.time_limit, mip_rel_gap=self.mip_gap,
+            limit = None if deadline is None else max(EVENT_FLOOR_SECONDS, deadline - time.perf_counter())
+            report = solve_arrays(program.arrays, time_limit=limit, mip_rel_gap=self.mip_gap,
                                   **({} if self.node_limit is None else {"mip_max_nodes": self.node_limit}))
             if report.schedule is not None:
                 self.alloc_w[jobs], self.alloc_ps[jobs] = program.allocation(report.schedule)
                 return
         self.alloc_w[jobs], self.alloc_ps[jobs] = kept_w, kept_ps
+
+    def event_deadline(self, slot: int) -> float | None:
+        """When the solves of the event at ``slot`` must stop (a ``time.perf_counter`` instant):
+        ``time_limit`` after now, or sooner, what is left of ``run_budget`` over the slots left."""
+        now = time.perf_counter()
+        limits = [] if self.time_limit is None else [self.time_limit]
+        if self.run_budget is not None:
+            left = self.run_budget - (now - self.started)
+            limits.append(max(EVENT_FLOOR_SECONDS, left / (self.instance.horizon - slot + 1)))
+        return now + min(limits) if limits else None
 
     def program(self, jobs: list[int], old: list[int], previous: np.ndarray, shares: np.ndarray,
                 rows: set[str]) -> DormProgram:
