@@ -286,7 +286,7 @@ def exact_themis(instance: ThemisInstance, *, variant: str = "o1", relax: bool =
                        sum(r.solve_seconds for r in result.reports), first.solver, relaxed=relax,
                        message=result.message, verified=first.verified, verifier=first.verifier,
                        verifier_objective=first.verifier_objective, verifier_bound=first.verifier_bound,
-                       schedule=result)
+                       bound_source=first.bound_source, schedule=result)
 
 
 ASTRAEA_VARIANTS = ("admission", "all-jobs", "ub-pool")

@@ -380,3 +380,26 @@ def test_one_time_limit_covers_o1s_build_and_both_solves(monkeypatch):
     monkeypatch.setattr(offline, "solve", spending(1.0))
     solve_offline(inst, t_id=t_id, slot=10.0, time_limit=20.0)
     assert given == pytest.approx([17.0, MIN_VERIFY_SECONDS])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_an_unbuilt_o1_is_the_interval_of_apps_alone_and_fifo(seed, monkeypatch):
+    """Above MAX_BUILD_CELLS O1 is not built: its interval is [apps alone, FIFO], which holds the
+    optimum the built program proves (enumerated cases)."""
+    import mlsched.formulations.themis_offline as offline
+
+    machines, apps, t_id, slot, _ = random_case(seed)
+    inst = make_instance(machines, [make_app(f"a{i}", a, w, d, s, s3) for i, (a, w, d, s, s3) in enumerate(apps)])
+    tid = [float(v) for v in t_id]
+    proven = solve_offline(inst, t_id=tid, slot=float(slot))
+    assert proven.status is Status.OPTIMAL
+    monkeypatch.setattr(offline, "MAX_BUILD_CELLS", 0)
+    result = solve_offline(inst, t_id=tid, slot=float(slot))
+    data = offline_data(inst, slot=float(slot))
+    fifo_rho = float(np.max((fifo_completions(data) - data.arrival) / np.array(tid)))
+    assert result.max_rho == pytest.approx(fifo_rho) and result.reports[0].bound_source == "apps alone"
+    assert result.bound <= proven.max_rho + 1e-9 <= result.max_rho + 2e-9
+    assert result.status is (Status.OPTIMAL if result.bound == pytest.approx(fifo_rho, rel=1e-9) else Status.FEASIBLE)
+    assert not check_schedule(data, _as_schedule(result))
+    with pytest.raises(UsageError, match="not built"):
+        solve_offline(inst, t_id=tid, slot=float(slot), relax=True)
