@@ -15,6 +15,7 @@ import numpy as np
 from mlsched import list_schedule, sim
 from mlsched.errors import UsageError
 from mlsched.formulations import astraea, oasis, oasis_arrays, ogasched, sow, themis_offline
+from mlsched.formulations.oasis_window_bound import window_program
 from mlsched.instance import (
     ClusterJobsInstance, MultiServerInstance, MultiTenantInstance, SowInstance, ThemisInstance)
 from mlsched.metrics import total_utility
@@ -38,6 +39,7 @@ from mlsched.solve import (
 RESCORE_TOLERANCE = 1e-6
 MILP_SHARE = 0.8   # of a time limit left after the build: the MILP and its verification; the LP bound gets the rest
 LIST_SHARE = 0.15  # of a time limit: the LP and the list-scheduling start of programs too large to certify
+WINDOW_SHARE = 0.5   # of what is left after the MILP: the workload-window bound (1 s at 100 x 100); the LP the rest
 CROSS_CHECK_TOLERANCE = 1e-6
 # HiGHS stops on its time limit between steps, and some steps run long without looking at the
 # clock. Measured on the 100-job, 100-slot program (415,247 columns, 2.9 million nonzeros): the
@@ -192,13 +194,18 @@ def _floor_at_start(report: SolveReport, score: float, schedule: ClusterSchedule
 def _least_bound(instance: ClusterJobsInstance, arrays: oasis_arrays.OasisArrays, report: SolveReport, *,
                  budget: TimeBudget, dual_bounds: Mapping[str, float], lp_bound: float | None = None,
                  presolve: bool = True) -> SolveReport:
-    """Tighten a report that is not proven optimal with the LP relaxation of ``arrays``
+    """Tighten a report that is not proven optimal with the workload-window bound
+    (:mod:`mlsched.formulations.oasis_window_bound`, a small LP), the LP relaxation of ``arrays``
     (``lp_bound`` when it is already known, else solved with ``presolve`` or without), the given
     dual bounds and the job-wise bound (:func:`mlsched.formulations.oasis.jobwise_bound`), so
     there is always a bound."""
     candidates = dict(dual_bounds)
     if report.bound is not None:
         candidates[report.bound_source or "milp"] = report.bound
+    with budget.step("workload windows", WINDOW_SHARE) as seconds:
+        windows = solve_arrays(window_program(instance, arrays.variant), time_limit=seconds)
+    if windows.status is Status.OPTIMAL and windows.objective is not None:
+        candidates["workload windows"] = windows.objective
     if lp_bound is None:
         with budget.step("lp relaxation", 1.0) as seconds:
             lp = solve_arrays(replace(arrays.program, integer=False), time_limit=seconds, presolve=presolve)

@@ -263,3 +263,35 @@ def test_a_solve_past_its_deadline_is_ended_without_a_solution(runs):
     report = solve_arrays_by_deadline(build_arrays(inst).program, time_limit=1e-3, grace=0.0)
     assert report.status is Status.NO_SOLUTION and report.objective is None and report.bound is None
     assert "was ended" in report.message
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_the_workload_window_bound_is_above_opt_and_within_the_job_wise_bound(path):
+    """The window LP relaxes OPT (each completed job's workload fits in the pools' capacity since
+    the earliest arrival it counts with): OPT <= it <= the job-wise bound, both variants."""
+    from mlsched.formulations.oasis_window_bound import window_program
+    from mlsched.solve import solve_arrays
+
+    inst = load(path)
+    for variant in oasis.VARIANTS:
+        report = solve_arrays(window_program(inst, variant))
+        assert report.status is Status.OPTIMAL
+        assert inst.expected[f"opt_{variant}"] <= report.objective * (1 + 1e-9) + 1e-9, variant
+        assert report.objective <= oasis.jobwise_bound(inst, variant) * (1 + 1e-9) + 1e-9, variant
+
+
+def test_the_workload_window_bound_binds_where_capacity_is_short():
+    """Two identical jobs, each needing the one worker server's whole capacity for two slots: both
+    cannot finish by slot 2, so the window bound lies below the job-wise bound (both early) and
+    above OPT (one job in slots 1-2, the other in 3-4)."""
+    from builders import cluster, job
+
+    from mlsched.formulations.oasis_window_bound import window_program
+    from mlsched.solve import solve_arrays
+
+    inst = cluster([job("a", epochs=2), job("b", epochs=2)], horizon=4, workers=[{"cpu": 1}], ps=[{"cpu": 1}])
+    assert list(oasis.earliest_completion(inst, *oasis.server_bounds(inst))) == [2, 2]
+    bound = solve_arrays(window_program(inst)).objective
+    opt = exact_oasis(inst, verify=False).objective
+    assert opt == pytest.approx(inst.utility_of(0, 2) + inst.utility_of(1, 4))
+    assert opt - 1e-9 <= bound < oasis.jobwise_bound(inst) - 1e-6
