@@ -204,8 +204,6 @@ def _least_bound(instance: ClusterJobsInstance, arrays: oasis_arrays.OasisArrays
         candidates[report.bound_source or "milp"] = report.bound
     with budget.step("workload windows", WINDOW_SHARE) as seconds:
         windows = solve_arrays(window_program(instance, arrays.variant), time_limit=seconds)
-    if windows.status is Status.OPTIMAL and windows.objective is not None:
-        candidates["workload windows"] = windows.objective
     if lp_bound is None:
         with budget.step("lp relaxation", 1.0) as seconds:
             lp = solve_arrays(replace(arrays.program, integer=False), time_limit=seconds, presolve=presolve)
@@ -213,6 +211,8 @@ def _least_bound(instance: ClusterJobsInstance, arrays: oasis_arrays.OasisArrays
             lp_bound = lp.objective
     if lp_bound is not None:
         candidates["lp relaxation"] = lp_bound
+    if windows.status is Status.OPTIMAL and windows.objective is not None:   # after the LP: ties name the LP
+        candidates["workload windows"] = windows.objective
     candidates["job-wise bound"] = oasis.jobwise_bound(instance, arrays.variant)
     source, bound = min(candidates.items(), key=lambda item: item[1])
     gap = relative_gap(report.objective, bound)
