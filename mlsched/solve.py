@@ -668,47 +668,53 @@ def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, pres
 
 def solve_arrays_by_deadline(program: ArrayProgram, *, time_limit: float, grace: float,
                              start: np.ndarray | None = None, **options: Any) -> SolveReport:
-    """:func:`solve_arrays` in a child process that must answer within ``time_limit`` seconds from
-    now and is ended ``grace`` seconds later when it has not: HiGHS looks at its clock only between
-    steps, and on programs of a few hundred thousand columns its presolve and MIP set-up run for
-    tens of seconds without looking. The child's start-up (handing it the program, its imports)
-    counts within the limit. An ended solve is NO_SOLUTION (no incumbent, no bound)."""
-    import multiprocessing
+    """:func:`solve_arrays` in a fresh interpreter that must answer within ``time_limit`` seconds
+    from now and is ended ``grace`` seconds later when it has not: HiGHS looks at its clock only
+    between steps, and on programs of a few hundred thousand columns its presolve and MIP set-up
+    run for tens of seconds without looking. The child is a new ``python`` process that imports
+    only this module (not the caller's ``__main__``, so scripts need no main guard, and no forked
+    HiGHS thread pool); the program goes in on its standard input and the report comes back in a
+    file. Its start-up counts within the limit. An ended solve is NO_SOLUTION (no incumbent, no
+    bound)."""
+    import pickle
+    import subprocess
 
-    context = multiprocessing.get_context("spawn")   # a forked HiGHS thread pool could hang the child
-    receiver, sender = context.Pipe(duplex=False)
     deadline = time.monotonic() + time_limit          # the system-wide clock: the child reads it too
-    child = context.Process(target=_solve_arrays_child, args=(sender, program, deadline, start, options, _THREADS),
-                            daemon=True)
     tick = time.perf_counter()
-    child.start()
-    sender.close()
-    try:
-        if receiver.poll(max(0.0, deadline + grace - time.monotonic())):
-            report = receiver.recv()
-            child.join()
-            return report
-        message = f"HiGHS had not stopped {grace:g} s after its time limit and was ended"
-    except EOFError:   # the child died without an answer
-        message = f"HiGHS's process ended without an answer (exit code {child.exitcode})"
-    finally:
-        if child.is_alive():
+    with tempfile.TemporaryDirectory(prefix="mlsched-highs-") as folder:
+        answer = Path(folder) / "report.pickle"
+        child = subprocess.Popen([sys.executable, "-c", "from mlsched.solve import solve_arrays_child; "
+                                  "solve_arrays_child()", str(answer)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        request = pickle.dumps((program, deadline, start, options, _THREADS))
+        try:
+            _, stderr = child.communicate(request, timeout=max(0.0, deadline + grace - time.monotonic()))
+            if child.returncode == 0 and answer.exists():
+                return pickle.loads(answer.read_bytes())
+            last = stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+            message = f"HiGHS's process ended without an answer (exit code {child.returncode}) {last[0]}".strip()
+        except subprocess.TimeoutExpired:
             child.kill()
-            child.join()
+            child.communicate()
+            message = f"HiGHS had not stopped {grace:g} s after its time limit and was ended"
     return SolveReport(Status.NO_SOLUTION, None, None, None, 0.0, time.perf_counter() - tick, "highs",
                        relaxed=not program.integer, message=message)
 
 
-def _solve_arrays_child(sender: Any, program: ArrayProgram, deadline: float, start: np.ndarray | None,
-                        options: dict[str, Any], threads: int | None) -> None:
+def solve_arrays_child() -> None:
+    """The child of :func:`solve_arrays_by_deadline`: read the request from standard input, solve
+    by the deadline, write the pickled report to the path given as the first argument."""
+    import pickle
+
+    program, deadline, start, options, threads = pickle.load(sys.stdin.buffer)
     set_solver_threads(threads)
     left = deadline - time.monotonic()
     if left <= 0:
-        sender.send(SolveReport(Status.NO_SOLUTION, None, None, None, 0.0, 0.0, "highs", relaxed=not program.integer,
-                                message="the time limit had passed when HiGHS's process was ready"))
+        report = SolveReport(Status.NO_SOLUTION, None, None, None, 0.0, 0.0, "highs", relaxed=not program.integer,
+                             message="the time limit had passed when HiGHS's process was ready")
     else:
-        sender.send(solve_arrays(program, time_limit=left, start=start, **options))
-    sender.close()
+        report = solve_arrays(program, time_limit=left, start=start, **options)
+    Path(sys.argv[1]).write_bytes(pickle.dumps(report))
 
 
 def solve_cvxpy(problem: Any, *, extract: Callable[[], Any] | None = None, build_seconds: float = 0.0,
