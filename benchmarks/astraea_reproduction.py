@@ -125,11 +125,15 @@ def main() -> None:
             one = study([inst], ["astraea", "astraea-theory", *BASELINES], time_limit=args.time_limit,
                         progress=False)
             row = one.loc[one["algorithm"] == "astraea"].iloc[0]
-            print(f"  {inst.name}: N = {inst.num_jobs}, S = {len(inst.servers)}, P-OFF {row['opt_status']}, "
-                  f"Astraea PR in [{row['pr_low']:.3f}, {row['pr_high']:.3f}] "
+            print(f"  {inst.name}: N = {inst.num_jobs}, S = {len(inst.servers)}, P-OFF {row['opt_status']} "
+                  f"(bound {row['opt_bound']}, {row['opt_message'] or 'no message'}), Astraea PR in "
+                  f"[{row.get('pr_low', np.nan):.3f}, {row.get('pr_high', np.nan):.3f}] "
                   f"({time.perf_counter() - tick:.0f} s wall, {time.process_time() - cpu:.0f} s CPU)", flush=True)
             done.append(one)
         f = pd.concat(done, ignore_index=True)
+        for column in ("pr", "pr_low", "pr_high"):     # absent when no P-OFF found a schedule in time
+            if column not in f:
+                f[column] = np.nan
         size = {i.name: (i.num_jobs, len(i.servers)) for i in insts}
         f["jobs"] = [size[name][0] for name in f["instance"]]
         f["servers"] = [size[name][1] for name in f["instance"]]
