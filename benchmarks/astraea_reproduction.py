@@ -44,8 +44,12 @@ def rows_for(inst, seed: int, algorithms=ALGORITHMS, **options) -> list[dict]:
     system = get_system("astraea")
     out = []
     for name in algorithms:
+        cpu = time.process_time()
         result = system.execute(inst, system.policy(name), **options)
         row = system.evaluate(inst, result)
+        print(f"  N = {inst.num_jobs}, S = {len(inst.servers)}, U = {len(inst.tenants)}, seed {seed}, {name}"
+              f"{''.join(f', {k} {v}' for k, v in options.items())}: revenue {row['revenue']:.1f} "
+              f"({time.process_time() - cpu:.1f} s CPU)", flush=True)
         admitted = result.phase > 0 if hasattr(result, "phase") else None
         out.append({"jobs": inst.num_jobs, "servers": len(inst.servers), "users": len(inst.tenants), "seed": seed,
                     "algorithm": name, **{k: row[k] for k in COLUMNS if k in row},
