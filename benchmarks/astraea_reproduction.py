@@ -10,10 +10,12 @@
 * users: revenue per job and Var_alpha for U = 5, 8, 11, 14 (Table 2; U = 14 needs the full trace,
   ``--trace``);
 * theta: Astraea's revenue with theta at 60..140% of §3.1's value (Fig. 11).
-Every point averages ``--seeds`` seeds; ratios of revenues are printed only when both are positive
-(the paper profile's linear utilities make long waits negative, §1.5). Wall and CPU time per part.
+Every point averages ``--seeds`` seeds; ``--scale x`` multiplies the jobs, servers, users and theta
+parts' job and server counts by x (rounded, at least 1; the pr part keeps its small sizes). Ratios of revenues are printed only when both are positive
+(the paper profile's linear utilities make long waits negative, §1.5). Wall and CPU time per part;
+the pr part prints one line per instance as it finishes (P-OFF's status, time and Astraea's PR).
 
-    python benchmarks/astraea_reproduction.py [--seeds 5] [--part jobs,servers,pr,users,theta]
+    python benchmarks/astraea_reproduction.py [--seeds 5] [--scale 1] [--part jobs,servers,pr,users,theta]
         [--trace PATH] [--time-limit 60] [--csv out.csv]
 """
 
@@ -42,8 +44,12 @@ def rows_for(inst, seed: int, algorithms=ALGORITHMS, **options) -> list[dict]:
     system = get_system("astraea")
     out = []
     for name in algorithms:
+        cpu = time.process_time()
         result = system.execute(inst, system.policy(name), **options)
         row = system.evaluate(inst, result)
+        print(f"  N = {inst.num_jobs}, S = {len(inst.servers)}, U = {len(inst.tenants)}, seed {seed}, {name}"
+              f"{''.join(f', {k} {v}' for k, v in options.items())}: revenue {row['revenue']:.1f} "
+              f"({time.process_time() - cpu:.1f} s CPU)", flush=True)
         admitted = result.phase > 0 if hasattr(result, "phase") else None
         out.append({"jobs": inst.num_jobs, "servers": len(inst.servers), "users": len(inst.tenants), "seed": seed,
                     "algorithm": name, **{k: row[k] for k in COLUMNS if k in row},
@@ -84,18 +90,23 @@ def main() -> None:
     parser.add_argument("--part", default="jobs,servers,pr,users,theta")
     parser.add_argument("--trace", help="Philly job CSV for the users part (default: the shipped window, 11 VCs)")
     parser.add_argument("--time-limit", type=float, default=60.0, help="P-OFF's limit per instance (pr part)")
+    parser.add_argument("--scale", type=float, default=1.0, help="job and server counts x this (not the pr part)")
     parser.add_argument("--csv")
     args = parser.parse_args()
     parts = set(args.part.split(","))
     frames = []
     seeds = range(args.seeds)
     pd.set_option("display.width", 200)
+
+    def scaled(count: int) -> int:
+        return max(1, round(count * args.scale))
+
     if "jobs" in parts:
         clock = Clock()
         f = pd.DataFrame([r for n in (100, 200, 300, 400, 500) for s in seeds
-                          for r in rows_for(generate_astraea(jobs=n, servers=100, seed=s), s)])
+                          for r in rows_for(generate_astraea(jobs=scaled(n), servers=scaled(100), seed=s), s)])
         frames.append(f.assign(sweep="jobs"))
-        print(f"Fig. 4 (vs #jobs, S = 100; {clock}); paper: Astraea / baseline =", PAPER_FIG4["jobs"])
+        print(f"Fig. 4 (vs #jobs, S = {scaled(100)}; {clock}); paper: Astraea / baseline =", PAPER_FIG4["jobs"])
         print(versus(f, "jobs").round(3).to_string())
         print(f"Figs. 8, 12, 13 over the #jobs sweep; paper: Astraea's Var_alpha smallest, ideal > cost for every "
               f"admitted job, Astraea's makespan / baseline's = {PAPER_FIG13}")
@@ -103,16 +114,30 @@ def main() -> None:
     if "servers" in parts:
         clock = Clock()
         f = pd.DataFrame([r for m in (60, 80, 100, 120, 140) for s in seeds
-                          for r in rows_for(generate_astraea(jobs=300, servers=m, seed=s), s)])
+                          for r in rows_for(generate_astraea(jobs=scaled(300), servers=scaled(m), seed=s), s)])
         frames.append(f.assign(sweep="servers"))
-        print(f"Fig. 4 (vs #servers, N = 300; {clock}); paper:", PAPER_FIG4["servers"])
+        print(f"Fig. 4 (vs #servers, N = {scaled(300)}; {clock}); paper:", PAPER_FIG4["servers"])
         print(versus(f, "servers").round(3).to_string())
         print(shape(f).round(3).to_string(), flush=True)
     if "pr" in parts:
         clock = Clock()
         points = [(n, 20) for n in (5, 10, 15)] + [(10, m) for m in (5, 15, 25, 35, 45)]
         insts = [generate_astraea(jobs=n, servers=m, users=2, profile="small", seed=s) for n, m in points for s in seeds]
-        f = study(insts, ["astraea", "astraea-theory", *BASELINES], time_limit=args.time_limit, progress=False)
+        done = []
+        for inst in insts:               # one instance at a time, its line printed as it finishes
+            tick, cpu = time.perf_counter(), time.process_time()
+            one = study([inst], ["astraea", "astraea-theory", *BASELINES], time_limit=args.time_limit,
+                        progress=False)
+            row = one.loc[one["algorithm"] == "astraea"].iloc[0]
+            print(f"  {inst.name}: N = {inst.num_jobs}, S = {len(inst.servers)}, P-OFF {row['opt_status']} "
+                  f"(bound {row['opt_bound']}, {row['opt_message'] or 'no message'}), Astraea PR in "
+                  f"[{row.get('pr_low', np.nan):.3f}, {row.get('pr_high', np.nan):.3f}] "
+                  f"({time.perf_counter() - tick:.0f} s wall, {time.process_time() - cpu:.0f} s CPU)", flush=True)
+            done.append(one)
+        f = pd.concat(done, ignore_index=True)
+        for column in ("pr", "pr_low", "pr_high"):     # absent when no P-OFF found a schedule in time
+            if column not in f:
+                f[column] = np.nan
         size = {i.name: (i.num_jobs, len(i.servers)) for i in insts}
         f["jobs"] = [size[name][0] for name in f["instance"]]
         f["servers"] = [size[name][1] for name in f["instance"]]
@@ -130,23 +155,24 @@ def main() -> None:
     if "users" in parts:
         clock = Clock()
         f = pd.DataFrame([r for u in (5, 8, 11, 14) for s in seeds
-                          for r in rows_for(generate_astraea(jobs=300, servers=100, users=u, seed=s, trace=args.trace),
+                          for r in rows_for(generate_astraea(jobs=scaled(300), servers=scaled(100), users=u, seed=s,
+                                                             trace=args.trace),
                                             s, ("astraea", "astraea-theory"))])
         frames.append(f.assign(sweep="users"))
         table = f.groupby(["users", "algorithm"]).agg(revenue=("revenue", "mean"),
                                                       var_alpha=("var_alpha", "mean")).unstack()
-        table[("revenue_per_job", "astraea")] = table[("revenue", "astraea")] / 300
+        table[("revenue_per_job", "astraea")] = table[("revenue", "astraea")] / scaled(300)
         table[("paper", "revenue_per_job")] = [PAPER_TABLE2[u][0] for u in table.index]
         table[("paper", "var_alpha")] = [PAPER_TABLE2[u][1] for u in table.index]
-        print(f"Table 2 (N = 300, S = 100; {clock})")
+        print(f"Table 2 (N = {scaled(300)}, S = {scaled(100)}; {clock})")
         print(table.round(4).to_string(), flush=True)
     if "theta" in parts:
         clock = Clock()
         f = pd.DataFrame([r for x in (0.6, 0.8, 1.0, 1.2, 1.4) for s in seeds
-                          for r in rows_for(generate_astraea(jobs=500, servers=60, seed=s), s, ("astraea",),
+                          for r in rows_for(generate_astraea(jobs=scaled(500), servers=scaled(60), seed=s), s, ("astraea",),
                                             theta_scale=x)])
         frames.append(f.assign(sweep="theta"))
-        print(f"Fig. 11 (theta x scale under high load: N = 500, S = 60; {clock}); paper: 80% beats overestimates")
+        print(f"Fig. 11 (theta x scale under high load: N = {scaled(500)}, S = {scaled(60)}; {clock}); paper: 80% beats overestimates")
         print(f.groupby("theta_scale")[["revenue", "scheduled"]].mean().round(1).to_string(), flush=True)
     if args.csv:
         pd.concat(frames, ignore_index=True).to_csv(args.csv, index=False)

@@ -37,13 +37,9 @@ def fits_empty_cluster(instance: MultiTenantInstance, config: Config) -> bool:
     w = config.workers
     if config.centralized:
         return bool(((cap_w >= w) & (cap_p >= 1)).any())
-    total = int(cap_w.sum())
-    for s in range(len(cap_w)):
-        local = min(w - 1, int(cap_w[s]))
-        need = ps_needed(w - local, instance.worker_bandwidth, instance.ps_bandwidth)
-        if need <= cap_p[s] and w - local <= total - cap_w[s]:
-            return True
-    return False
+    local = np.minimum(w - 1, cap_w)          # per candidate PS server s: its own workers
+    need = ps_needed(w - local, instance.worker_bandwidth, instance.ps_bandwidth)
+    return bool(((need <= cap_p) & (w - local <= int(cap_w.sum()) - cap_w)).any())
 
 
 def worker_cap(job: TenantJob, by_trace_gpus: bool = False) -> int:

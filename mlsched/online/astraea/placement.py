@@ -136,15 +136,19 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
     sums = (np.concatenate([[0.0], np.cumsum(view.eta_w)]), np.concatenate([[0.0], np.cumsum(view.eta_p)]))
     literal = mincostc_cost == "literal"
 
-    def side(w: int, centralized: bool, start: int, stop: int, best: float) -> tuple[np.ndarray, bool]:
+    def open_workers(d: np.ndarray, start: int, stop: int, best: float) -> np.ndarray:
+        """Per W (durations ``d``): whether some offset o in [start + 1, stop] ends in the round
+        (o <= tau - d + 1) with phi_j at the first completion above ``best`` + EPS, so that the
+        side could beat ``best`` in this chunk."""
+        ends_in_round = np.minimum(stop, tau - d + 1) > start
+        return ends_in_round & ~(np.asarray(job.utility.value(start + d), dtype=float) <= best + EPS)
+
+    def side(w: int, centralized: bool, start: int, stop: int, best: float) -> np.ndarray:
         """mu = phi(o + d - 1) - cost for offsets o in [start + 1, stop] (-inf without a placement or
-        past the round, or where even the least cost leaves mu <= best - EPS), and whether any of
-        them could beat ``best``."""
+        past the round, or where even the least cost leaves mu <= best - EPS), for an open (side, W)."""
         out = np.full(stop - start, -np.inf)
         d = int((job.central if centralized else job.distributed)[w - 1])
         last = min(stop, tau - d + 1)            # offsets o <= tau - d + 1 end in the round
-        if last <= start or float(job.utility.value(start + d)) <= best + EPS:
-            return out, False
         value = np.asarray(job.utility.value(np.arange(start + 1, last + 1) + d - 1), dtype=float)
         win_w = sums[0][start + d:last + d] - sums[0][start:last]
         win_p = sums[1][start + d:last + d] - sums[1][start:last]
@@ -156,7 +160,7 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
             hopeful = (quota[0] >= w) & (value - w * win_w > best - EPS)
         cand = np.flatnonzero(hopeful)
         if not cand.size:
-            return out, True
+            return out
         lo, hi = start + int(cand[0]), start + int(cand[-1]) + 1     # the offsets worth placing
         table = window(d, lo, hi, slice(0, 2 * n_servers))
         fw, fp = table[:n_servers], table[n_servers:]
@@ -173,23 +177,25 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
             ok = usable.any(axis=0) & (qw >= w) & (fw.sum(axis=0) - fw[first, cols] >= w - local[first, cols])
             cost = w * win_w[lo - start:hi - start] + need[first, cols] * win_p[lo - start:hi - start]
         out[lo - start:hi - start] = np.where(ok, value[lo - start:hi - start] - cost, -np.inf)
-        return out, True
+        return out
 
     best, best_at, best_central = 0.0, (0, 0), False
     start, size = 0, first_chunk
     while start < tau:
         stop = min(tau, start + size)
+        open_c = open_workers(job.central, start, stop, best)
+        open_d = open_workers(job.distributed, start, stop, best)
+        if not (open_c.any() or open_d.any()):
+            break
         grid = np.full((stop - start, job.chunks), -np.inf)       # o-major, as Alg. 3 scans
         central = np.zeros((stop - start, job.chunks), dtype=bool)
-        live = False
-        for w in range(1, job.chunks + 1):
-            (mu_c, live_c), (mu_d, live_d) = side(w, True, start, stop, best), side(w, False, start, stop, best)
+        closed = np.full(stop - start, -np.inf)
+        for w in (np.flatnonzero(open_c | open_d) + 1).tolist():
+            mu_c = side(w, True, start, stop, best) if open_c[w - 1] else closed
+            mu_d = side(w, False, start, stop, best) if open_d[w - 1] else closed
             take_c = (mu_c > -np.inf) & (mu_c >= mu_d - EPS)      # line 6: C wins ties
             grid[:, w - 1] = np.where(take_c, mu_c, mu_d)
             central[:, w - 1] = take_c
-            live = live or live_c or live_d
-        if not live:
-            break
         flat = grid.ravel()
         records = np.flatnonzero(flat > np.maximum.accumulate(np.concatenate([[best], flat[:-1]])))
         for idx in records:                              # line 10, strict with EPS, first in scan order
