@@ -23,14 +23,18 @@ from mlsched.instance.gpu_topology import GpuTopology
 
 
 def split(work: Sequence[float], caps: Sequence[int], k: int) -> list[int]:
-    """GPUs per job when k >= number of jobs (§1.7 step 1)."""
+    """GPUs per job when k >= number of jobs (§1.7 step 1); the jobs below their caps wait in a
+    heap keyed (-w_j / g_j, j), so each further GPU costs O(log n)."""
     g = [1] * len(work)
+    open_jobs = [(-w, j) for j, w in enumerate(work) if caps[j] > 1]
+    heapq.heapify(open_jobs)
     for _ in range(k - len(work)):
-        open_jobs = [j for j in range(len(work)) if g[j] < caps[j]]
         if not open_jobs:
             break
-        best = max(open_jobs, key=lambda j: (work[j] / g[j], -j))
-        g[best] += 1
+        j = heapq.heappop(open_jobs)[1]
+        g[j] += 1
+        if g[j] < caps[j]:
+            heapq.heappush(open_jobs, (-(work[j] / g[j]), j))
     return g
 
 

@@ -5,7 +5,7 @@ bundle, and hand the leftover GPUs to the unfiltered apps at random.
 - Participants: k = max(1, min(ceil((1 - f) N_active - 1e-9), |offered|)) apps with unmet demand,
   largest current rho first, ties by earlier start then index (A2, A28; ``cap_participants=False``
   drops the cap at |offered|). When k apps report +inf, apps known to have a finite rho_cur are
-  not asked for it (same participants, fewer estimates).
+  not asked for it, and with at most k candidates none is asked (same participants, fewer estimates).
 - Realisation (A1): ``stochastic`` (default) k_i = floor(c |G|) + Bernoulli(frac) GPUs, the
   k_i-subset of the PF bundle with the lowest rho (ties by pool order; beyond SUBSET_SEARCH_MAX
   subsets, the first k_i GPUs in pool order); ``floor``; ``lottery`` (the whole bundle with
@@ -65,6 +65,8 @@ def participants(apps: Sequence[RoundApp], fairness_knob: float, offered: int) -
     if not candidates or offered == 0:
         return []
     k = max(1, min(math.ceil((1.0 - fairness_knob) * len(apps) - 1e-9), offered))
+    if len(candidates) <= k:   # all of them take part: no rho_cur is needed to rank them
+        return candidates
     starving = [i for i in candidates if not apps[i].finite and apps[i].rho_current == math.inf]
     if len(starving) >= k:   # they outrank every finite rho_cur, which need not be computed
         return sorted(sorted(starving, key=lambda i: (apps[i].start, i))[:k])
