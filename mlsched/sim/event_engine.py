@@ -30,7 +30,6 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -62,18 +61,14 @@ class AppView:
         self.service = state.service
         self.memo: dict[object, object] = {}
 
-    @cached_property
-    def _alive(self) -> np.ndarray:
-        return np.flatnonzero(self._state.remaining > 0)
-
-    @cached_property
+    @property
     def current_work(self) -> tuple[float, ...]:
         """w_j of the alive jobs of the current phase."""
-        return tuple(self._state.remaining[self._alive].tolist())
+        return self._state.alive_jobs()[0]
 
-    @cached_property
+    @property
     def current_caps(self) -> tuple[int, ...]:
-        return tuple(self._state.caps[self._alive].tolist())
+        return self._state.alive_jobs()[1]
 
     @property
     def future_phases(self) -> tuple[tuple[tuple[float, ...], tuple[int, ...]], ...]:
@@ -155,6 +150,7 @@ class _AppState:
     caps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     work: np.ndarray = field(default_factory=lambda: np.zeros(0))      # W_j of the current phase's jobs
     future: tuple[tuple[tuple[float, ...], tuple[int, ...]], ...] = ()   # (work, caps) of the later phases
+    alive: tuple[tuple[float, ...], tuple[int, ...]] | None = None   # alive_jobs() until the remaining work changes
 
     def enter_phase(self, phase: int) -> None:
         self.phase = phase
@@ -174,9 +170,18 @@ class _AppState:
         self.future = tuple((tuple(j.work for j in p), tuple(j.cap for j in p)) for p in self.app.phases[phase + 1:])
         self.update_demand()
 
+    def alive_jobs(self) -> tuple[tuple[float, ...], tuple[int, ...]]:
+        """(w_j, d_j) of the alive jobs of the current phase, kept while the remaining work stays
+        (an app holding no GPUs keeps them from round to round)."""
+        if self.alive is None:
+            alive = np.flatnonzero(self.remaining > 0)
+            self.alive = (tuple(self.remaining[alive].tolist()), tuple(self.caps[alive].tolist()))
+        return self.alive
+
     def update_demand(self) -> None:
-        """GPUs the app can use now: the caps of its alive jobs."""
+        """GPUs the app can use now: the caps of its alive jobs (the remaining work changed)."""
         self.demand_now = int(self.caps[self.remaining > 0].sum())
+        self.alive = None
 
     def demand(self) -> int:
         return self.demand_now
@@ -280,6 +285,7 @@ class EventEngine:
         for a in self.holders:
             s = self.states[a]
             s.service += len(s.holdings) * dt
+            s.alive = None
         self.cum_active += len(self.active) * dt
         self.now = t
 
