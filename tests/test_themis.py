@@ -290,3 +290,49 @@ def test_t6_exact_strategy_proofness_with_fractional_realisation(seed):
             reports = list(truth)
             reports[i] = liar
             assert utility(reports, i) <= honest * (1 + 1e-9) + 1e-12, (i, kind, lie)
+
+
+def test_rho_bounds_bracket_the_estimate():
+    """rho_bounds (the ranking's shortcut) holds the exact rho between its bounds, LPT phases
+    (k < n) and split phases alike, on random multi-phase apps of a two-machine cluster."""
+    from mlsched.online.themis.rho import rho_bounds
+
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        phases = tuple(Phase(tuple(rng.uniform(1, 500, n).tolist()), tuple(rng.integers(1, 5, n).tolist()))
+                       for n in rng.integers(1, 12, rng.integers(1, 3)))
+        app = App(phases, t_id=float(rng.uniform(10, 1000)), elapsed=float(rng.uniform(0, 100)), profile=NETWORK)
+        gpus = sorted(rng.choice(16, int(rng.integers(1, 17)), replace=False).tolist())
+        low, high = rho_bounds(app, gpus, SIXTEEN)
+        exact = rho(app, gpus, SIXTEEN)
+        assert low <= exact * (1 + 1e-12) and exact <= high * (1 + 1e-12)
+        if all(len(gpus) >= len(p.work) for p in phases):
+            assert low == pytest.approx(exact) and high == pytest.approx(exact)
+
+
+def test_participants_with_bounds_equal_the_full_ranking():
+    """Bounds only spare estimates: the participants are those of the exact ranking (ties by start
+    included), and an app outranked by k others by its bounds is never estimated."""
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(2, 12))
+        rhos = rng.choice([0.5, 1.0, 1.5, 2.0, 3.0, math.inf], n).tolist()
+        starts, unmet = rng.integers(0, 4, n).tolist(), rng.integers(0, 3, n).tolist()
+        asked: list[int] = []
+
+        def report(i, r):
+            asked.append(i)
+            return r
+
+        plain = round_apps(rhos, starts, unmet)
+        bounded = [RoundApp(a.bidder, lambda i=i, r=r: report(i, r), a.start, math.isfinite(r),
+                            (lambda r=r, w=float(rng.uniform(0, 0.6)): (r - w, r + w)) if math.isfinite(r) else None)
+                   for i, (a, r) in enumerate(zip(plain, rhos))]
+        f, offered = float(rng.uniform(0, 1)), int(rng.integers(1, 8))
+        chosen = participants(bounded, f, offered)
+        assert chosen == participants(plain, f, offered)
+        k = len(chosen)
+        for i in set(range(n)) - set(asked):
+            if unmet[i] and math.isfinite(rhos[i]) and k:
+                above = sum(1 for j in range(n) if j != i and unmet[j] and bounded[j].rho_range[0] > bounded[i].rho_range[1])
+                assert above >= k or len([j for j in range(n) if unmet[j]]) <= k

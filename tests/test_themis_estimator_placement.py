@@ -80,3 +80,26 @@ def test_count_only_is_decided_on_the_reported_profile():
     assert count_only(_View(flat)) and not count_only(_View(sensitive))
     assert not count_only(_View(flat), lie_profile(flat.profile, 0.2))      # a liar is priced on its report
     assert count_only(_View(sensitive), (1.0, 1.0, 1.0, 1.0))
+
+
+def test_split_follows_the_largest_w_over_g_rule():
+    """§1.7 step 1 by its definition (each further GPU to the job with the largest w_j / g_j below its
+    cap, ties to the lower index, one scan per GPU) against the simulator's heap-based split."""
+    from mlsched.instance.themis_physics import split
+
+    def by_definition(work, caps, k):
+        g = [1] * len(work)
+        for _ in range(k - len(work)):
+            open_jobs = [j for j in range(len(work)) if g[j] < caps[j]]
+            if not open_jobs:
+                break
+            g[max(open_jobs, key=lambda j: (work[j] / g[j], -j))] += 1
+        return g
+
+    rng = np.random.default_rng(11)
+    for _ in range(2000):
+        n = int(rng.integers(1, 9))
+        work = [float(rng.choice([rng.uniform(0.1, 10), rng.integers(1, 4)])) for _ in range(n)]   # ties included
+        caps = rng.integers(1, 7, n).tolist()
+        k = int(rng.integers(n, 40))
+        assert split(work, caps, k) == by_definition(work, caps, k)

@@ -68,8 +68,22 @@ class GpuTopology:
         slot_key = table[:, 1] * (int(table[:, 2].max(initial=0)) + 1) + table[:, 2]
         return tuple(table[:, 0].tolist()), tuple(table[:, 1].tolist()), tuple(slot_key.tolist())
 
+    @cached_property
+    def _levels(self) -> dict[frozenset[int], int]:
+        """The level of every GPU set asked for as a frozenset (the simulator, its checker and the
+        estimator ask for the same job GPU sets again and again)."""
+        return {}
+
     def level(self, gpus: Iterable[int]) -> int:
         """0 one slot, 1 one machine, 2 one rack, 3 otherwise (a single GPU is level 0)."""
+        if isinstance(gpus, frozenset):
+            known = self._levels.get(gpus)
+            if known is None:
+                known = self._levels[gpus] = self._level(gpus)
+            return known
+        return self._level(gpus)
+
+    def _level(self, gpus: Iterable[int]) -> int:
         ids = list(gpus)
         if len(ids) <= 1:
             return 0

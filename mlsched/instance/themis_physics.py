@@ -16,6 +16,7 @@ rules to make its guess, but a run is never executed or checked with the estimat
 from __future__ import annotations
 
 import heapq
+import itertools
 from functools import lru_cache
 from collections.abc import Mapping, Sequence
 
@@ -23,14 +24,18 @@ from mlsched.instance.gpu_topology import GpuTopology
 
 
 def split(work: Sequence[float], caps: Sequence[int], k: int) -> list[int]:
-    """GPUs per job when k >= number of jobs (§1.7 step 1)."""
+    """GPUs per job when k >= number of jobs (§1.7 step 1); the jobs below their caps wait in a
+    heap keyed (-w_j / g_j, j), so each further GPU costs O(log n)."""
     g = [1] * len(work)
+    open_jobs = [(-w, j) for j, w in enumerate(work) if caps[j] > 1]
+    heapq.heapify(open_jobs)
     for _ in range(k - len(work)):
-        open_jobs = [j for j in range(len(work)) if g[j] < caps[j]]
         if not open_jobs:
             break
-        best = max(open_jobs, key=lambda j: (work[j] / g[j], -j))
-        g[best] += 1
+        j = heapq.heappop(open_jobs)[1]
+        g[j] += 1
+        if g[j] < caps[j]:
+            heapq.heappush(open_jobs, (-(work[j] / g[j]), j))
     return g
 
 
@@ -50,8 +55,9 @@ def _lpt(work: tuple[float, ...], k: int) -> float:
     ordered = _descending(work)
     loads = list(ordered[:k])
     heapq.heapify(loads)
-    for w in ordered[k:]:
-        heapq.heapreplace(loads, loads[0] + w)
+    join = heapq.heapreplace   # the loop runs millions of times per simulation
+    for w in itertools.islice(ordered, k, None):
+        join(loads, loads[0] + w)
     return max(loads)
 
 

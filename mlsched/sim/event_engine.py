@@ -30,7 +30,6 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -62,18 +61,14 @@ class AppView:
         self.service = state.service
         self.memo: dict[object, object] = {}
 
-    @cached_property
-    def _alive(self) -> np.ndarray:
-        return np.flatnonzero(self._state.remaining > 0)
-
-    @cached_property
+    @property
     def current_work(self) -> tuple[float, ...]:
         """w_j of the alive jobs of the current phase."""
-        return tuple(self._state.remaining[self._alive].tolist())
+        return self._state.alive_jobs()[0]
 
-    @cached_property
+    @property
     def current_caps(self) -> tuple[int, ...]:
-        return tuple(self._state.caps[self._alive].tolist())
+        return self._state.alive_jobs()[1]
 
     @property
     def future_phases(self) -> tuple[tuple[tuple[float, ...], tuple[int, ...]], ...]:
@@ -142,7 +137,7 @@ class _AppState:
     remaining: np.ndarray = field(default_factory=lambda: np.zeros(0))
     holdings: dict[int, float] = field(default_factory=dict)      # gpu -> lease expiry
     held_since: dict[int, float] = field(default_factory=dict)
-    job_gpus: list[frozenset[int]] = field(default_factory=list)
+    job_gpus: dict[int, frozenset[int]] = field(default_factory=dict)   # running job -> its GPU set
     job_since: list[float] = field(default_factory=list)
     resume: np.ndarray = field(default_factory=lambda: np.zeros(0))
     rate: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -155,9 +150,7 @@ class _AppState:
     caps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     work: np.ndarray = field(default_factory=lambda: np.zeros(0))      # W_j of the current phase's jobs
     future: tuple[tuple[tuple[float, ...], tuple[int, ...]], ...] = ()   # (work, caps) of the later phases
-
-    def phase_jobs(self) -> tuple:
-        return self.app.phases[self.phase]
+    alive: tuple[tuple[float, ...], tuple[int, ...]] | None = None   # alive_jobs() until the remaining work changes
 
     def enter_phase(self, phase: int) -> None:
         self.phase = phase
@@ -169,7 +162,7 @@ class _AppState:
         self.remaining[:] = self.work
         self.resume = self.arrays.resume[mine]
         self.rate = self.arrays.rate[mine]
-        self.job_gpus = [frozenset()] * len(jobs)
+        self.job_gpus = {}
         self.job_since = [0.0] * len(jobs)
         self.slowdown = np.ones(len(jobs))
         self.speed = np.ones(len(jobs))
@@ -177,9 +170,18 @@ class _AppState:
         self.future = tuple((tuple(j.work for j in p), tuple(j.cap for j in p)) for p in self.app.phases[phase + 1:])
         self.update_demand()
 
+    def alive_jobs(self) -> tuple[tuple[float, ...], tuple[int, ...]]:
+        """(w_j, d_j) of the alive jobs of the current phase, kept while the remaining work stays
+        (an app holding no GPUs keeps them from round to round)."""
+        if self.alive is None:
+            alive = np.flatnonzero(self.remaining > 0)
+            self.alive = (tuple(self.remaining[alive].tolist()), tuple(self.caps[alive].tolist()))
+        return self.alive
+
     def update_demand(self) -> None:
-        """GPUs the app can use now: the caps of its alive jobs."""
+        """GPUs the app can use now: the caps of its alive jobs (the remaining work changed)."""
         self.demand_now = int(self.caps[self.remaining > 0].sum())
+        self.alive = None
 
     def demand(self) -> int:
         return self.demand_now
@@ -202,6 +204,7 @@ class EventEngine:
         self.free: set[int] = set(range(instance.num_gpus))
         self.active: list[int] = []
         self.holders: set[int] = set()                      # active apps holding GPUs (the only ones progressing)
+        self._slots: slice | None = None                    # _holder_slots() until the holders change
         self.expiries: list[tuple[float, int, int]] = []   # (time, gpu, app)
         self.just_expired: dict[int, set[int]] = {}         # app -> GPUs whose lease ended at this event
         self.holdings: list[Holding] = []
@@ -254,10 +257,13 @@ class EventEngine:
 
     def _holder_slots(self) -> slice:
         """The slots of the job arrays spanning every app holding GPUs (others there have rate 0)."""
-        if not self.holders:
-            return slice(0, 0)
-        start = self.arrays.start
-        return slice(int(min(start[a] for a in self.holders)), int(max(start[a + 1] for a in self.holders)))
+        if self._slots is None:
+            if not self.holders:
+                self._slots = slice(0, 0)
+            else:
+                start = self.arrays.start
+                self._slots = slice(int(start[min(self.holders)]), int(start[max(self.holders) + 1]))
+        return self._slots
 
     def _next_completion(self) -> float:
         slots = self._holder_slots()
@@ -279,6 +285,7 @@ class EventEngine:
         for a in self.holders:
             s = self.states[a]
             s.service += len(s.holdings) * dt
+            s.alive = None
         self.cum_active += len(self.active) * dt
         self.now = t
 
@@ -332,8 +339,9 @@ class EventEngine:
             self.holdings.append(Holding(s.index, g, s.held_since.pop(g), self.now))
             del s.holdings[g]
             self.free.add(g)
-        if not s.holdings:
+        if not s.holdings and s.index in self.holders:
             self.holders.discard(s.index)
+            self._slots = None
 
     def _round(self) -> set[int]:
         if not self.free or not any(self.states[a].demand() > len(self.states[a].holdings) for a in self.active):
@@ -359,52 +367,51 @@ class EventEngine:
                 s.held_since[g] = self.now
                 heapq.heappush(self.expiries, (self.now + self.options.lease, g, a))
             self.free -= gpus
-            if gpus:
+            if gpus and a not in self.holders:
                 self.holders.add(a)
+                self._slots = None
         return {a for a, gpus in grants.items() if gpus}
 
     # --- execution rule (§1.7) --------------------------------------------------------------
-    def _split(self, s: _AppState, gpus: list[int]) -> tuple[list[frozenset[int]], frozenset[int]]:
-        """GPU set per job of the current phase, and the GPUs used."""
-        jobs = s.phase_jobs()
-        alive = np.flatnonzero(s.remaining > 0).tolist()
-        sets: list[frozenset[int]] = [frozenset()] * len(jobs)
+    def _split(self, s: _AppState, gpus: list[int]) -> tuple[dict[int, frozenset[int]], frozenset[int]]:
+        """The GPU set of every job of the current phase that runs (jobs without GPUs left out),
+        and the GPUs used."""
+        alive = np.flatnonzero(s.remaining > 0)
+        sets: dict[int, frozenset[int]] = {}
         if len(gpus) >= len(alive):
-            counts = split([float(s.remaining[j]) for j in alive], [jobs[j].cap for j in alive], len(gpus))
-            for j, chosen in zip(alive, assign(gpus, counts, self.instance.topology)):
-                sets[j] = frozenset(chosen)
+            jobs = alive.tolist()
+            counts = split(s.remaining[alive].tolist(), s.caps[alive].tolist(), len(gpus))
+            for j, chosen in zip(jobs, assign(gpus, counts, self.instance.topology)):
+                if chosen:
+                    sets[j] = frozenset(chosen)
         else:   # LPT: the jobs with the most remaining work run, one GPU each
             order = np.argsort(-s.remaining[alive], kind="stable")     # ties by job index
-            longest = [alive[j] for j in order[: len(gpus)].tolist()]
-            for j, g in zip(longest, gpus):
-                sets[j] = frozenset([g])
-        used = frozenset().union(*sets)
-        return sets, used
+            for j, g in zip(alive[order[: len(gpus)]].tolist(), gpus):
+                sets[j] = frozenset((g,))
+        return sets, frozenset().union(*sets.values())
 
     def _resplit(self, s: _AppState) -> None:
         sets, _ = self._split(s, sorted(s.holdings))
         topology, profile = self.instance.topology, s.app.profile
-        changed = [j for j in range(len(sets)) if sets[j] != s.job_gpus[j]]
+        changed = sorted(j for j in s.job_gpus.keys() | sets.keys() if sets.get(j) != s.job_gpus.get(j))
         self._close_jobs(s, changed)
         for j in changed:
-            s.job_gpus[j] = sets[j]
-            s.job_since[j] = self.now
-            if sets[j]:
+            if j in sets:
+                s.job_gpus[j] = sets[j]
+                s.job_since[j] = self.now
                 s.slowdown[j] = slowdown(profile, sets[j], topology)
                 s.speed[j] = speed(s.app.speed_of, sets[j], topology)
                 s.rate[j] = len(sets[j]) * s.speed[j] / s.slowdown[j]
                 s.resume[j] = self.now + self.options.restart_overhead
-            else:
-                s.rate[j] = 0.0
 
     def _close_jobs(self, s: _AppState, jobs: Sequence[int] | range | np.ndarray) -> None:
         for j in jobs:
             j = int(j)
-            if s.job_gpus[j]:
+            gpus = s.job_gpus.pop(j, None)
+            if gpus:
                 self.job_log.append(JobInterval(s.index, s.phase, j, s.job_since[j], self.now,
                                                 min(max(float(s.resume[j]), s.job_since[j]), self.now),
-                                                s.job_gpus[j], float(s.slowdown[j]), float(s.speed[j])))
-                s.job_gpus[j] = frozenset()
+                                                gpus, float(s.slowdown[j]), float(s.speed[j])))
                 s.rate[j] = 0.0
 
 

@@ -5,7 +5,8 @@ bundle, and hand the leftover GPUs to the unfiltered apps at random.
 - Participants: k = max(1, min(ceil((1 - f) N_active - 1e-9), |offered|)) apps with unmet demand,
   largest current rho first, ties by earlier start then index (A2, A28; ``cap_participants=False``
   drops the cap at |offered|). When k apps report +inf, apps known to have a finite rho_cur are
-  not asked for it (same participants, fewer estimates).
+  not asked for it, with at most k candidates none is asked, and an app whose rho_cur bounds put it
+  below k others is not asked either (same participants, fewer estimates).
 - Realisation (A1): ``stochastic`` (default) k_i = floor(c |G|) + Bernoulli(frac) GPUs, the
   k_i-subset of the PF bundle with the lowest rho (ties by pool order; beyond SUBSET_SEARCH_MAX
   subsets, the first k_i GPUs in pool order); ``floor``; ``lottery`` (the whole bundle with
@@ -30,21 +31,31 @@ from mlsched.online.themis.bids import AuctionOutcome, exhaustive_auction
 
 REALIZATIONS = ("stochastic", "floor", "lottery")
 SUBSET_SEARCH_MAX = 256   # largest number of k-subsets searched for the best one
+BOUND_MARGIN = 1e-9       # relative slack on rho_cur bounds before they exclude an app from the ranking
 
 
 @dataclass(frozen=True)
 class RoundApp:
     """An active app at a round: its bidder, its rho_cur (a number, or how to compute it when the
-    ranking needs it), its start, and whether its rho_cur is known to be finite."""
+    ranking needs it), its start, whether its rho_cur is known to be finite, and optionally how to
+    bound rho_cur cheaply, (lo, hi)."""
 
     bidder: Bidder
     report: float | Callable[[], float]
     start: float
     finite: bool = False
+    bounds: Callable[[], tuple[float, float]] | None = None
 
     @cached_property
     def rho_current(self) -> float:
         return self.report() if callable(self.report) else self.report
+
+    @cached_property
+    def rho_range(self) -> tuple[float, float]:
+        """(lo, hi) around rho_cur: the exact value when known or no bounds are given."""
+        if self.bounds is None or "rho_current" in self.__dict__:
+            return self.rho_current, self.rho_current
+        return self.bounds()
 
 
 @dataclass
@@ -65,11 +76,22 @@ def participants(apps: Sequence[RoundApp], fairness_knob: float, offered: int) -
     if not candidates or offered == 0:
         return []
     k = max(1, min(math.ceil((1.0 - fairness_knob) * len(apps) - 1e-9), offered))
+    if len(candidates) <= k:   # all of them take part: no rho_cur is needed to rank them
+        return candidates
     starving = [i for i in candidates if not apps[i].finite and apps[i].rho_current == math.inf]
     if len(starving) >= k:   # they outrank every finite rho_cur, which need not be computed
         return sorted(sorted(starving, key=lambda i: (apps[i].start, i))[:k])
-    ranked = sorted(candidates, key=lambda i: (-apps[i].rho_current, apps[i].start, i))
+    ranked = sorted(_contenders(apps, candidates, k), key=lambda i: (-apps[i].rho_current, apps[i].start, i))
     return sorted(ranked[:k])
+
+
+def _contenders(apps: Sequence[RoundApp], candidates: list[int], k: int) -> list[int]:
+    """The candidates that may rank among the k largest rho_cur: one whose upper bound lies below
+    the k-th largest lower bound (by a relative margin, against rounding) is outranked by k others
+    whatever the ties, and its rho_cur is never computed."""
+    ranges = [apps[i].rho_range for i in candidates]
+    threshold = sorted((low for low, _ in ranges), reverse=True)[k - 1] * (1.0 - BOUND_MARGIN)
+    return [i for i, (_, high) in zip(candidates, ranges) if high * (1.0 + BOUND_MARGIN) >= threshold]
 
 
 def realise(bidder: Bidder, bundle: frozenset[int], c: float, mode: str, rng: np.random.Generator) -> frozenset[int]:

@@ -25,7 +25,7 @@ from mlsched.formulations.themis import Bidder
 from mlsched.instance.themis import ThemisInstance
 from mlsched.online.themis.arbiter import REALIZATIONS, RoundApp, arbiter_round
 from mlsched.online.themis.bids import AUCTION_MODES, BIDS_MAX, auction_for
-from mlsched.online.themis.rho import surely_finite, view_rho
+from mlsched.online.themis.rho import surely_finite, view_rho, view_rho_bounds
 from mlsched.sim.event_engine import AppView, RoundView, SimOptions
 
 CURRENT_RHO = ("holdings", "running")
@@ -86,8 +86,11 @@ class Themis:
             profile = self._reported(app)
             bidder = Bidder(str(app.index), lambda b, app=app, p=profile: view_rho(app, topology, b, p), app.unmet)
             running = app.expired if self.current_rho == "running" else frozenset()
+            finite = surely_finite(app, running)
             round_apps.append(RoundApp(bidder, lambda app=app, r=running, p=profile: view_rho(app, topology, r, p),
-                                       app.start, surely_finite(app, running)))
+                                       app.start, finite,
+                                       (lambda app=app, r=running, p=profile: view_rho_bounds(app, topology, r, p))
+                                       if finite else None))
         run = auction_for(self.auction_mode, self.instance.topology,
                           lambda i: count_only(view.apps[i], self._reported(view.apps[i])),
                           bids_max=self.bids_max)

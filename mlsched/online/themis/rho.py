@@ -96,6 +96,25 @@ def rho(app: App, gpus: Sequence[int], topology: GpuTopology) -> float:
     return total / app.t_id
 
 
+def rho_bounds(app: App, gpus: Sequence[int], topology: GpuTopology) -> tuple[float, float]:
+    """(lo, hi) with lo <= rho(G) <= hi, without the LPT waves: a phase with k < n jobs takes between
+    max(w_max, W / k) and W / k + w_max (any list schedule ends by then) at the slowest type of G;
+    every other phase its exact time."""
+    k = len(gpus)
+    if k == 0:
+        return math.inf, math.inf
+    low = high = app.elapsed
+    for p in app.phases:
+        if k < len(p.work):
+            rate, total, longest = speed(app.speeds, gpus, topology), math.fsum(p.work), max(p.work)
+            low += _duration(max(longest, total / k), rate)
+            high += _duration(total / k + longest, rate)
+        else:
+            exact = phase_time(p, gpus, topology, app.profile, app.speeds)
+            low, high = low + exact, high + exact
+    return low / app.t_id, high / app.t_id
+
+
 def successive_halving(iteration_times: Sequence[float], budget: float, *, cap: int, cluster_gpus: int,
                        n_avg: float) -> App:
     """An SH app as in the worked example (§1.6): phases of n, n/2, ..., 1 jobs; each phase but the
@@ -143,6 +162,16 @@ def view_rho(view: AppView, topology: GpuTopology, bundle: frozenset[int] = froz
     if key not in view.memo:
         view.memo[key] = rho(estimate(view, profile), sorted(gpus), topology)
     return view.memo[key]  # type: ignore[return-value]
+
+
+def view_rho_bounds(view: AppView, topology: GpuTopology, bundle: frozenset[int] = frozenset(),
+                    profile: Sequence[float] | None = None) -> tuple[float, float]:
+    """Bounds on :func:`view_rho` (exact when it is already known): :func:`rho_bounds`."""
+    gpus = view.holdings | bundle
+    known = view.memo.get(("rho", gpus, tuple(profile) if profile is not None else None))
+    if known is not None:
+        return known, known  # type: ignore[return-value]
+    return rho_bounds(estimate(view, profile), sorted(gpus), topology)
 
 
 def surely_finite(view: AppView, bundle: frozenset[int] = frozenset()) -> bool:
