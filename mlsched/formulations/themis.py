@@ -16,13 +16,30 @@ sum_i sum_b |b ∩ m| y_ib <= free_m; concrete GPUs are assigned after the solve
 
 The auction solves the program through HiGHS's direct interface (:func:`pf_arrays`, spec §2.3
 speed guidance); :func:`build_pf` is the same program in Pyomo, for inspection, model export and
-the cross-check in the tests. The values Phi* and Phi*_{-i} come from one persistent HiGHS model
-per auction (bidder i left out by its one-row constraint set to 0); building and solving a fresh
-program for each (``solves="fresh"``) is the original path, kept as the oracle.
+the cross-check in the tests. Phi* comes from one persistent HiGHS model per auction; each
+Phi*_{-i} (default ``solves="fixed"``) from (P-PF) without bidder i and without the columns that
+reduced-cost fixing rules out; ``solves="persistent"`` takes each Phi*_{-i} on the persistent model
+(bidder i left out by its one-row constraint set to 0), and building and solving a fresh program
+for each (``solves="fresh"``) is the original path, kept as the oracle.
+
+Reduced-cost fixing (exact). Let I be the welfare of a known allocation without bidder i (the PF
+allocation less i), u >= 0 one multiplier per capacity row k with capacity C_k, a_kb the units
+row b uses of k, and r_jb = phi_jb - sum_k u_k a_kb. Every allocation y without i satisfies
+sum phi y = sum_{j != i} sum_b r_jb y_jb + sum_k u_k (sum a_k y) <= sum_{j != i} sum_b r_jb y_jb + u.C,
+and as each bidder j takes exactly one row, <= U = u.C + sum_{j != i} M_j with M_j = max_b r_jb. So
+an allocation that gives row b to bidder j is worth at most U - (M_j - r_jb); when that is below I,
+no allocation worth at least I, and so no optimal one, uses row b, and dropping the column leaves
+Phi*_{-i} unchanged. The test drops a column only below I - 1e-6 max(1, |I|) (rounding in u and
+in the sums cannot drop a needed one) and always keeps the start's own columns. Any u >= 0 is
+valid; u is the capacity rows' duals of the LP relaxation without bidder i (either sign
+convention, clipped at 0; both give valid bounds, and a column either one rules out is dropped),
+which makes U the LP bound for the right convention.
 
 The optimum Phi* maximises the Nash social welfare prod_i v_i. Among optimal allocations the one
 with the fewest GPUs is taken by a second solve (minimize sum |b| y_ib with sum phi y >= Phi* -
-1e-9 max(1, |Phi*|)), A8. Hidden payment (§2.3): with Phi*_{-i} the optimum without bidder i,
+1e-9 max(1, |Phi*|) rounded down to a multiple of 2^-34, so that values of Phi* from different
+solves that differ in their last bits give the same re-solve and the same allocation among exact
+ties), A8. Hidden payment (§2.3): with Phi*_{-i} the optimum without bidder i,
 log c_i = (Phi* - phi_i(G_i,pf)) - Phi*_{-i}, clamped to [0, 1]; a lone bidder pays nothing (c = 1,
 A4); a bidder that wins the empty bundle has Phi*_{-i} = Phi* - phi_i(empty) without a re-solve.
 """
@@ -239,7 +256,8 @@ class _FixedWelfare:
     """Each Phi*_{-i} on (P-PF) without the columns that reduced-cost fixing proves absent from
     every allocation at least as good as the start (module docstring): the LP relaxation without
     bidder i (one persistent HiGHS LP, its one-row constraint set to 0) gives the multipliers, the
-    smaller integer program is solved from the start."""
+    smaller integer program is solved from the start (without presolve and feasibility jump, as
+    :class:`_WelfareModel`)."""
 
     def __init__(self, program: ArrayProgram, sizes: Sequence[int]) -> None:
         self.program, self.sizes = program, sizes
