@@ -52,6 +52,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -219,16 +220,21 @@ class _WelfareModel:
             self.h.changeRowBounds(i, 1.0, 1.0)
 
 
-def lagrangian_keep(program: ArrayProgram, sizes: Sequence[int], capacity_dual: np.ndarray, incumbent: float,
-                    skip: int | None = None, margin: float = FIXING_MARGIN) -> np.ndarray:
-    """Columns of (P-PF) that can be in an allocation worth at least ``incumbent`` (bidder ``skip``
-    left out), by the Lagrangian bound of the module docstring with multipliers
-    ``capacity_dual`` (one per capacity row, >= 0): column j of bidder i is dropped when
-    U - (M_i - r_j) < incumbent - margin max(1, |incumbent|)."""
-    bidders = len(sizes)
+def capacity_usage(program: ArrayProgram, bidders: int) -> np.ndarray:
+    """The units of each capacity row (after the ``bidders`` one-rows) per column, dense."""
     matrix = sp.csc_matrix((program.a_value, program.a_index, program.a_start),
                            shape=(len(program.row_lower), len(program.cost)))
-    reduced = program.cost - matrix[bidders:].T @ capacity_dual
+    return matrix[bidders:].T.toarray()
+
+
+def lagrangian_keep(program: ArrayProgram, usage: np.ndarray, sizes: Sequence[int], capacity_dual: np.ndarray,
+                    incumbent: float, skip: int | None = None, margin: float = FIXING_MARGIN) -> np.ndarray:
+    """Columns of (P-PF) that can be in an allocation worth at least ``incumbent`` (bidder ``skip``
+    left out), by the Lagrangian bound of the module docstring with multipliers
+    ``capacity_dual`` (one per capacity row, >= 0; ``usage`` from :func:`capacity_usage`):
+    column j of bidder i is dropped when U - (M_i - r_j) < incumbent - margin max(1, |incumbent|)."""
+    bidders = len(sizes)
+    reduced = program.cost - usage @ capacity_dual
     offsets = np.cumsum([0, *sizes])
     best = np.maximum.reduceat(reduced, offsets[:-1])
     if skip is not None:
@@ -239,6 +245,19 @@ def lagrangian_keep(program: ArrayProgram, sizes: Sequence[int], capacity_dual: 
     if skip is not None:
         keep[offsets[skip]:offsets[skip + 1]] = False
     return keep
+
+
+def lp_multipliers(lp: Any, bidders: int) -> list[np.ndarray]:
+    """Candidate multipliers for the capacity rows from the HiGHS LP ``lp`` (solved here): its row
+    duals in either sign convention, clipped at 0 (any multipliers >= 0 give a valid bound); none
+    when the LP is not solved."""
+    import highspy
+
+    lp.run()
+    if lp.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return []
+    dual = np.array(lp.getSolution().row_dual)[bidders:]
+    return [np.maximum(dual, 0.0), np.maximum(-dual, 0.0)]
 
 
 def _columns(program: ArrayProgram, keep: np.ndarray) -> ArrayProgram:
@@ -253,44 +272,69 @@ def _columns(program: ArrayProgram, keep: np.ndarray) -> ArrayProgram:
 
 
 class _FixedWelfare:
-    """Each Phi*_{-i} on (P-PF) without the columns that reduced-cost fixing proves absent from
-    every allocation at least as good as the start (module docstring): the LP relaxation without
-    bidder i (one persistent HiGHS LP, its one-row constraint set to 0) gives the multipliers, the
-    smaller integer program is solved from the start (without presolve and feasibility jump, as
-    :class:`_WelfareModel`)."""
+    """Phi* and each Phi*_{-i} on (P-PF) without the columns that reduced-cost fixing proves absent
+    from every allocation at least as good as a known one (module docstring): the LP relaxation
+    (one persistent HiGHS LP; bidder i left out by its one-row constraint set to 0) gives the
+    multipliers, the known allocation is improved by single-bidder moves, and the smaller integer
+    program is solved from it (without presolve and feasibility jump, as :class:`_WelfareModel`)."""
 
     def __init__(self, program: ArrayProgram, sizes: Sequence[int]) -> None:
         self.program, self.sizes = program, sizes
         self.lp = load_arrays(replace(program, integer=False), presolve=False)
+        self.usage = capacity_usage(program, len(sizes))
+        self.owner = np.repeat(np.arange(len(sizes)), sizes)
+        self.offsets = np.cumsum([0, *sizes])[:-1]
 
-    def _multipliers(self, i: int) -> list[np.ndarray]:
-        """Candidate multipliers for the capacity rows (the LP's row duals, either sign convention,
-        clipped at 0; any multipliers >= 0 give a valid bound); none when the LP is not solved."""
-        import highspy
+    def improve(self, rows: Sequence[int], skip: int | None = None) -> list[int]:
+        """The allocation ``rows`` (bidder ``skip`` left out) improved by single-bidder moves, the
+        best first, to a better row that fits the capacity left free: a feasible start at least as
+        good, for the fixing test and the solver."""
+        rows = list(rows)
+        columns = self.offsets + np.asarray(rows)
+        active = self.owner != skip
+        others = np.arange(len(rows)) != skip
+        while True:
+            free = self.program.row_upper[len(rows):] - self.usage[columns[others]].sum(axis=0)
+            fits = np.all(self.usage <= free + self.usage[columns[self.owner]], axis=1) & active
+            gain = np.where(fits, self.program.cost - self.program.cost[columns[self.owner]], 0.0)
+            best = int(np.argmax(gain))
+            if gain[best] <= 1e-12:
+                return rows
+            j = int(self.owner[best])
+            rows[j], columns[j] = best - int(self.offsets[j]), best
 
-        self.lp.changeRowBounds(i, 0.0, 0.0)
+    def _multipliers(self, skip: int | None) -> list[np.ndarray]:
+        if skip is None:
+            return lp_multipliers(self.lp, len(self.sizes))
+        self.lp.changeRowBounds(skip, 0.0, 0.0)
         try:
-            self.lp.run()
-            if self.lp.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-                return []
-            dual = np.array(self.lp.getSolution().row_dual)[len(self.sizes):]
+            return lp_multipliers(self.lp, len(self.sizes))
         finally:
-            self.lp.changeRowBounds(i, 1.0, 1.0)
-        return [np.maximum(dual, 0.0), np.maximum(-dual, 0.0)]
+            self.lp.changeRowBounds(skip, 1.0, 1.0)
 
-    def without(self, i: int, rows: Sequence[int]) -> float:
-        start = _indicator(self.sizes, rows, skip=i)
-        incumbent = float(self.program.cost @ start)
-        keep = np.ones(len(start), dtype=bool)
-        for dual in self._multipliers(i):
-            keep &= lagrangian_keep(self.program, self.sizes, dual, incumbent, skip=i)
-        keep |= start > 0.5   # the start stays feasible whatever the rounding of the bound
+    def optimum(self, rows: Sequence[int] | None = None, skip: int | None = None) -> float:
+        """Phi* (``skip`` None) or Phi*_{-skip}, from the feasible allocation ``rows`` (default:
+        every bidder's first row that uses nothing, when each has one)."""
+        if rows is None:
+            empty = [np.flatnonzero(~self.usage[start:start + size].any(axis=1))
+                     for start, size in zip(self.offsets, self.sizes)]
+            rows = [int(e[0]) for e in empty] if all(len(e) for e in empty) else None
+        keep = self.owner != skip
+        start = None
+        if rows is not None:
+            start = _indicator(self.sizes, self.improve(rows, skip), skip=skip)
+            for dual in self._multipliers(skip):
+                keep &= lagrangian_keep(self.program, self.usage, self.sizes, dual, float(self.program.cost @ start),
+                                        skip=skip)
+            keep |= start > 0.5   # the start stays feasible whatever the rounding of the bound
         lower, upper = self.program.row_lower.copy(), self.program.row_upper.copy()
-        lower[i] = upper[i] = 0.0
+        if skip is not None:
+            lower[skip] = upper[skip] = 0.0
         reduced = replace(_columns(self.program, keep), row_lower=lower, row_upper=upper)
-        report = solve_arrays(reduced, presolve=False, start=start[keep], mip_heuristic_run_feasibility_jump=False)
+        report = solve_arrays(reduced, presolve=False, start=None if start is None else start[keep],
+                              mip_heuristic_run_feasibility_jump=False)
         if report.status is not Status.OPTIMAL:
-            raise MlschedError(f"PF auction program without bidder {i} not solved: {report.status.value} {report.message}")
+            raise MlschedError(f"PF auction program not solved: {report.status.value} {report.message}")
         return float(report.objective)
 
 
@@ -314,21 +358,32 @@ def tie_threshold(phi_star: float) -> float:
 
 
 def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: float) -> list[int]:
-    """Among allocations with welfare >= :func:`tie_threshold` of Phi*, one with the fewest GPUs (A8)."""
-    n = len(program.cost)
-    welfare_row = len(program.row_lower)
-    index = np.insert(program.a_index, program.a_start[1:], welfare_row)
-    value = np.insert(program.a_value, program.a_start[1:], program.cost)
-    tiebreak = ArrayProgram(
-        cost=np.array([float(len(bundle)) for table in tables for bundle, _ in table]),
-        col_lower=program.col_lower, col_upper=program.col_upper,
-        row_lower=np.append(program.row_lower, tie_threshold(phi_star)),
-        row_upper=np.append(program.row_upper, np.inf),
-        a_start=program.a_start + np.arange(n + 1), a_index=index, a_value=value, integer=True, sense="min")
-    report = solve_arrays(tiebreak, presolve=False)
-    if report.status is not Status.OPTIMAL:
-        raise MlschedError(f"PF tie-break re-solve failed: {report.status.value}")
-    return _rows([len(t) for t in tables], report.schedule)
+    """Among allocations with welfare >= :func:`tie_threshold` of Phi*, one with the fewest GPUs
+    (A8), on (P-PF) less the columns that reduced-cost fixing against the threshold rules out (no
+    allocation that clears it uses them; the multipliers are the duals of (P-PF)'s LP relaxation);
+    the full program decides if the reduced one fails."""
+    sizes = [len(t) for t in tables]
+    threshold = tie_threshold(phi_star)
+    usage = capacity_usage(program, len(sizes))
+    keep = np.ones(len(program.cost), dtype=bool)
+    for dual in lp_multipliers(load_arrays(replace(program, integer=False), presolve=False), len(sizes)):
+        keep &= lagrangian_keep(program, usage, sizes, dual, threshold)
+    gpus = np.array([float(len(bundle)) for table in tables for bundle, _ in table])
+    for columns in (np.flatnonzero(keep), np.arange(len(program.cost))):
+        reduced = _columns(program, np.isin(np.arange(len(program.cost)), columns))
+        n = len(columns)
+        tiebreak = ArrayProgram(
+            cost=gpus[columns], col_lower=reduced.col_lower, col_upper=reduced.col_upper,
+            row_lower=np.append(reduced.row_lower, threshold), row_upper=np.append(reduced.row_upper, np.inf),
+            a_start=reduced.a_start + np.arange(n + 1),
+            a_index=np.insert(reduced.a_index, reduced.a_start[1:], len(reduced.row_lower)),
+            a_value=np.insert(reduced.a_value, reduced.a_start[1:], reduced.cost), integer=True, sense="min")
+        report = solve_arrays(tiebreak, presolve=False)
+        if report.status is Status.OPTIMAL:
+            x = np.zeros(len(program.cost))
+            x[columns] = report.schedule
+            return _rows(sizes, x)
+    raise MlschedError(f"PF tie-break re-solve failed: {report.status.value}")
 
 
 def undominated(table: BidTable, phi: Sequence[float], group_of: Mapping[int, int] | None) -> list[int]:
@@ -374,18 +429,20 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
                              phi_without=[0.0], lp_bound=phi[0][best])
     program = pf_arrays(tables, phi, offered, group_of=group_of)
     sizes = [len(t) for t in tables]
-    fixed = _FixedWelfare(program, sizes) if solves == "fixed" else None
     if solves == "fresh":
         phi_star, _ = _optimum(tables, phi, offered, group_of)
-    else:
+    elif solves == "persistent":
         welfare = _WelfareModel(program, sizes)
         phi_star = welfare.optimum()[0]
+    else:
+        fixed = _FixedWelfare(program, sizes)
+        phi_star = fixed.optimum()
     rows = _fewest_gpus(program, tables, phi_star)
     chosen = sum(phi[i][b] for i, b in enumerate(rows))
 
     def optimum_without(i: int) -> float:   # the PF allocation without i is a feasible start
-        if fixed is not None:
-            return fixed.without(i, rows)
+        if solves == "fixed":
+            return fixed.optimum(rows, skip=i)
         if solves == "persistent":
             return welfare.without(i, rows)[0]
         return _optimum([t for j, t in enumerate(tables) if j != i], [p for j, p in enumerate(phi) if j != i],
