@@ -358,32 +358,21 @@ def tie_threshold(phi_star: float) -> float:
 
 
 def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: float) -> list[int]:
-    """Among allocations with welfare >= :func:`tie_threshold` of Phi*, one with the fewest GPUs
-    (A8), on (P-PF) less the columns that reduced-cost fixing against the threshold rules out (no
-    allocation that clears it uses them; the multipliers are the duals of (P-PF)'s LP relaxation);
-    the full program decides if the reduced one fails."""
-    sizes = [len(t) for t in tables]
-    threshold = tie_threshold(phi_star)
-    usage = capacity_usage(program, len(sizes))
-    keep = np.ones(len(program.cost), dtype=bool)
-    for dual in lp_multipliers(load_arrays(replace(program, integer=False), presolve=False), len(sizes)):
-        keep &= lagrangian_keep(program, usage, sizes, dual, threshold)
-    gpus = np.array([float(len(bundle)) for table in tables for bundle, _ in table])
-    for columns in (np.flatnonzero(keep), np.arange(len(program.cost))):
-        reduced = _columns(program, np.isin(np.arange(len(program.cost)), columns))
-        n = len(columns)
-        tiebreak = ArrayProgram(
-            cost=gpus[columns], col_lower=reduced.col_lower, col_upper=reduced.col_upper,
-            row_lower=np.append(reduced.row_lower, threshold), row_upper=np.append(reduced.row_upper, np.inf),
-            a_start=reduced.a_start + np.arange(n + 1),
-            a_index=np.insert(reduced.a_index, reduced.a_start[1:], len(reduced.row_lower)),
-            a_value=np.insert(reduced.a_value, reduced.a_start[1:], reduced.cost), integer=True, sense="min")
-        report = solve_arrays(tiebreak, presolve=False)
-        if report.status is Status.OPTIMAL:
-            x = np.zeros(len(program.cost))
-            x[columns] = report.schedule
-            return _rows(sizes, x)
-    raise MlschedError(f"PF tie-break re-solve failed: {report.status.value}")
+    """Among allocations with welfare >= :func:`tie_threshold` of Phi*, one with the fewest GPUs (A8)."""
+    n = len(program.cost)
+    welfare_row = len(program.row_lower)
+    index = np.insert(program.a_index, program.a_start[1:], welfare_row)
+    value = np.insert(program.a_value, program.a_start[1:], program.cost)
+    tiebreak = ArrayProgram(
+        cost=np.array([float(len(bundle)) for table in tables for bundle, _ in table]),
+        col_lower=program.col_lower, col_upper=program.col_upper,
+        row_lower=np.append(program.row_lower, tie_threshold(phi_star)),
+        row_upper=np.append(program.row_upper, np.inf),
+        a_start=program.a_start + np.arange(n + 1), a_index=index, a_value=value, integer=True, sense="min")
+    report = solve_arrays(tiebreak, presolve=False)
+    if report.status is not Status.OPTIMAL:
+        raise MlschedError(f"PF tie-break re-solve failed: {report.status.value}")
+    return _rows([len(t) for t in tables], report.schedule)
 
 
 def undominated(table: BidTable, phi: Sequence[float], group_of: Mapping[int, int] | None) -> list[int]:
