@@ -16,14 +16,15 @@ sum_i sum_b |b ∩ m| y_ib <= free_m; concrete GPUs are assigned after the solve
 
 The auction solves the program through HiGHS's direct interface (:func:`pf_arrays`, spec §2.3
 speed guidance); :func:`build_pf` is the same program in Pyomo, for inspection, model export and
-the cross-check in the tests. Phi* comes from one persistent HiGHS model per auction; each
-Phi*_{-i} (default ``solves="fixed"``) from (P-PF) without bidder i and without the columns that
-reduced-cost fixing rules out; ``solves="persistent"`` takes each Phi*_{-i} on the persistent model
-(bidder i left out by its one-row constraint set to 0), and building and solving a fresh program
-for each (``solves="fresh"``) is the original path, kept as the oracle.
+the cross-check in the tests. By default (``solves="fixed"``) Phi* and each Phi*_{-i} come from
+(P-PF) (without bidder i) less the columns that reduced-cost fixing rules out;
+``solves="persistent"`` takes them on one persistent HiGHS model per auction (bidder i left out by
+its one-row constraint set to 0), and building and solving a fresh program for each
+(``solves="fresh"``) is the original path, kept as the oracle.
 
 Reduced-cost fixing (exact). Let I be the welfare of a known allocation without bidder i (the PF
-allocation less i), u >= 0 one multiplier per capacity row k with capacity C_k, a_kb the units
+allocation less i; for Phi*, with no bidder left out, the empty allocation; each improved by
+single-bidder moves to better rows that fit), u >= 0 one multiplier per capacity row k with capacity C_k, a_kb the units
 row b uses of k, and r_jb = phi_jb - sum_k u_k a_kb. Every allocation y without i satisfies
 sum phi y = sum_{j != i} sum_b r_jb y_jb + sum_k u_k (sum a_k y) <= sum_{j != i} sum_b r_jb y_jb + u.C,
 and as each bidder j takes exactly one row, <= U = u.C + sum_{j != i} M_j with M_j = max_b r_jb. So
@@ -401,9 +402,8 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
     With ``group_of`` (GPU -> machine) bundles are machine-count vectors (canonical mode); the
     returned bundles are then the representatives and must be mapped to concrete GPUs.
 
-    ``solves`` (the values Phi* and Phi*_{-i}): ``fixed`` (default) as ``persistent`` for Phi* and
-    each Phi*_{-i} on (P-PF) less the columns reduced-cost fixing rules out
-    (:class:`_FixedWelfare`); ``persistent`` on one HiGHS model (:class:`_WelfareModel`);
+    ``solves`` (the values Phi* and Phi*_{-i}): ``fixed`` (default) on (P-PF) less the columns
+    reduced-cost fixing rules out (:class:`_FixedWelfare`); ``persistent`` on one HiGHS model (:class:`_WelfareModel`);
     ``fresh`` builds and solves a new program for each, the original path, kept as the oracle.
     The fewest-GPU allocation is the same re-solve in all three."""
     if solves not in AUCTION_SOLVES:
