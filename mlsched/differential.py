@@ -141,12 +141,15 @@ def _themis_auction(case: tuple[list[Bidder], list[int]]) -> tuple[Answers, floa
     highs = solve(built)
     verified = solve(themis.build_pf(tables, themis.log_values(tables), offered), verify=True)
     truth, _ = bruteforce.themis_pf([b.rho for b in bidders], [b.unmet for b in bidders], offered)
-    auction = themis.pa_auction(tables, offered, lp_bound=False)   # the direct-HiGHS path the rounds use
+    auction = themis.pa_auction(tables, offered, lp_bound=False)   # the default path the rounds use (reduced-cost fixing)
+    persistent = themis.pa_auction(tables, offered, lp_bound=False, solves="persistent")
     fresh = themis.pa_auction(tables, offered, lp_bound=False, solves="fresh")   # the original path, the oracle
-    same = auction.rows == fresh.rows and all(abs(a - b) <= 1e-9 for a, b in zip(auction.payments, fresh.payments))
+    same = all(other.rows == fresh.rows and all(abs(a - b) <= 1e-9 for a, b in zip(other.payments, fresh.payments))
+               for other in (auction, persistent))
     return {"highs": highs.objective if highs.status is Status.OPTIMAL else None, "scip": verified.verifier_objective,
             "mlsched-verified": verified.objective if verified.status in (Status.OPTIMAL, Status.DISAGREE) else None,
-            "mlsched-auction": auction.phi_star, "mlsched-auction-fresh": fresh.phi_star,
+            "mlsched-auction": auction.phi_star, "mlsched-auction-persistent": persistent.phi_star,
+            "mlsched-auction-fresh": fresh.phi_star,
             "mlsched-auction-same-allocation-and-payments": auction.phi_star if same else None}, truth
 
 

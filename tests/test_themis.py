@@ -336,3 +336,73 @@ def test_participants_with_bounds_equal_the_full_ranking():
             if unmet[i] and math.isfinite(rhos[i]) and k:
                 above = sum(1 for j in range(n) if j != i and unmet[j] and bounded[j].rho_range[0] > bounded[i].rho_range[1])
                 assert above >= k or len([j for j in range(n) if unmet[j]]) <= k
+
+
+def _random_tables(seed, gpus=5):
+    rng = np.random.default_rng(seed)
+    topology = GpuTopology(((0, (2,)), (0, (2,)), (1, (2,))))
+    offered = sorted(rng.choice(6, size=gpus, replace=False).tolist())
+    apps = [bidder(str(n), App.single_job(float(rng.uniform(500, 5000)), int(rng.integers(1, 4)), cluster_gpus=6,
+                                          n_avg=float(rng.integers(1, 4)), elapsed=float(rng.uniform(0, 500)),
+                                          profile=NETWORK), topology)
+            for n in range(3)]
+    return [exhaustive_bids(b, offered) for b in apps], offered
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_reduced_cost_fixing_keeps_every_column_of_every_allocation_at_least_as_good(seed):
+    """Brute force over all allocations without bidder i: whatever multipliers >= 0, no column of an
+    allocation worth at least the incumbent is dropped, and the bound is never below the optimum."""
+    import itertools
+
+    from mlsched.formulations.themis import capacity_usage, lagrangian_keep, log_values, pf_arrays
+
+    tables, offered = _random_tables(seed)
+    phi = log_values(tables)
+    program = pf_arrays(tables, phi, offered)
+    sizes = [len(t) for t in tables]
+    usage = capacity_usage(program, len(tables))
+    offsets = np.cumsum([0, *sizes])
+    rng = np.random.default_rng(100 + seed)
+    dropped = 0
+    for skip in range(len(tables)):
+        others = [i for i in range(len(tables)) if i != skip]
+        allocations = [(sum(phi[i][b] for i, b in zip(others, rows)), rows)
+                       for rows in itertools.product(*(range(sizes[i]) for i in others))
+                       if not any(tables[i][b][0] & tables[j][c][0] for (i, b), (j, c)
+                                  in itertools.combinations(list(zip(others, rows)), 2))]
+        incumbent = sorted(value for value, _ in allocations)[len(allocations) // 2]
+        for dual in (np.zeros(len(offered)), rng.uniform(0, 3, len(offered)), rng.uniform(0, 0.2, len(offered))):
+            keep = lagrangian_keep(program, usage, sizes, dual, incumbent, skip=skip)
+            assert not keep[offsets[skip]:offsets[skip + 1]].any()
+            dropped += len(keep) - sizes[skip] - int(keep.sum())
+            for value, rows in allocations:
+                if value >= incumbent:
+                    assert all(keep[offsets[i] + b] for i, b in zip(others, rows))
+        # with no incumbent nothing of the other bidders is dropped
+        assert lagrangian_keep(program, usage, sizes, np.zeros(len(offered)), -math.inf, skip=skip).sum() == len(keep) - sizes[skip]
+    assert dropped > 0   # the check is not vacuous: the bound does rule columns out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_every_auction_path_gives_the_same_allocation_and_payments(seed):
+    """The default path (reduced-cost fixing), the persistent model and fresh programs (the oracle)
+    agree exactly on Phi*, the allocation (A8's grid makes ties resolve alike) and every c_i."""
+    tables, offered = _random_tables(seed, gpus=6)
+    results = {solves: pa_auction(tables, offered, lp_bound=False, solves=solves) for solves in ("fixed", "persistent", "fresh")}
+    for solves in ("fixed", "persistent"):
+        assert results[solves].rows == results["fresh"].rows
+        assert results[solves].phi_star == pytest.approx(results["fresh"].phi_star, abs=1e-12)
+        assert results[solves].payments == pytest.approx(results["fresh"].payments, abs=1e-9)
+        assert results[solves].phi_without == pytest.approx(results["fresh"].phi_without, abs=1e-9)
+
+
+def test_tie_threshold_is_on_its_grid_within_the_a8_tolerance():
+    from mlsched.formulations.themis import TIE_GRID, tie_threshold
+
+    for phi_star in (0.0, 29.765275442569973, -3.25, 1e4 / 3):
+        threshold = tie_threshold(phi_star)
+        assert threshold / TIE_GRID == math.floor(threshold / TIE_GRID)
+        slack = phi_star - threshold
+        assert 1e-9 * max(1.0, abs(phi_star)) <= slack <= 1e-9 * max(1.0, abs(phi_star)) + TIE_GRID
+    assert tie_threshold(29.765275442569973) == tie_threshold(29.76527544256997)   # one ulp apart

@@ -16,13 +16,31 @@ sum_i sum_b |b ∩ m| y_ib <= free_m; concrete GPUs are assigned after the solve
 
 The auction solves the program through HiGHS's direct interface (:func:`pf_arrays`, spec §2.3
 speed guidance); :func:`build_pf` is the same program in Pyomo, for inspection, model export and
-the cross-check in the tests. The values Phi* and Phi*_{-i} come from one persistent HiGHS model
-per auction (bidder i left out by its one-row constraint set to 0); building and solving a fresh
-program for each (``solves="fresh"``) is the original path, kept as the oracle.
+the cross-check in the tests. By default (``solves="fixed"``) Phi* and each Phi*_{-i} come from
+(P-PF) (without bidder i) less the columns that reduced-cost fixing rules out;
+``solves="persistent"`` takes them on one persistent HiGHS model per auction (bidder i left out by
+its one-row constraint set to 0), and building and solving a fresh program for each
+(``solves="fresh"``) is the original path, kept as the oracle.
+
+Reduced-cost fixing (exact). Let I be the welfare of a known allocation without bidder i (the PF
+allocation less i; for Phi*, with no bidder left out, the empty allocation; each improved by
+single-bidder moves to better rows that fit), u >= 0 one multiplier per capacity row k with capacity C_k, a_kb the units
+row b uses of k, and r_jb = phi_jb - sum_k u_k a_kb. Every allocation y without i satisfies
+sum phi y = sum_{j != i} sum_b r_jb y_jb + sum_k u_k (sum a_k y) <= sum_{j != i} sum_b r_jb y_jb + u.C,
+and as each bidder j takes exactly one row, <= U = u.C + sum_{j != i} M_j with M_j = max_b r_jb. So
+an allocation that gives row b to bidder j is worth at most U - (M_j - r_jb); when that is below I,
+no allocation worth at least I, and so no optimal one, uses row b, and dropping the column leaves
+Phi*_{-i} unchanged. The test drops a column only below I - 1e-6 max(1, |I|) (rounding in u and
+in the sums cannot drop a needed one) and always keeps the start's own columns. Any u >= 0 is
+valid; u is the capacity rows' duals of the LP relaxation without bidder i (either sign
+convention, clipped at 0; both give valid bounds, and a column either one rules out is dropped),
+which makes U the LP bound for the right convention.
 
 The optimum Phi* maximises the Nash social welfare prod_i v_i. Among optimal allocations the one
 with the fewest GPUs is taken by a second solve (minimize sum |b| y_ib with sum phi y >= Phi* -
-1e-9 max(1, |Phi*|)), A8. Hidden payment (§2.3): with Phi*_{-i} the optimum without bidder i,
+1e-9 max(1, |Phi*|) rounded down to a multiple of 2^-34, so that values of Phi* from different
+solves that differ in their last bits give the same re-solve and the same allocation among exact
+ties), A8. Hidden payment (§2.3): with Phi*_{-i} the optimum without bidder i,
 log c_i = (Phi* - phi_i(G_i,pf)) - Phi*_{-i}, clamped to [0, 1]; a lone bidder pays nothing (c = 1,
 A4); a bidder that wins the empty bundle has Phi*_{-i} = Phi* - phi_i(empty) without a re-solve.
 """
@@ -34,16 +52,20 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
+import scipy.sparse as sp
 
 from mlsched.errors import MlschedError, UsageError
 from mlsched.solve import ArrayProgram, Built, Status, load_arrays, solve_arrays
 
 RHO_CAP_FLOOR = 1e4
-AUCTION_SOLVES = ("persistent", "fresh")
+AUCTION_SOLVES = ("fixed", "persistent", "fresh")
+TIE_GRID = 2.0 ** -34   # about 5.8e-11: the grid of the fewest-GPU re-solve's welfare threshold
+FIXING_MARGIN = 1e-6   # relative slack of the reduced-cost test against rounding in the LP duals
 
 
 @dataclass(frozen=True)
@@ -146,21 +168,22 @@ def pf_arrays(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offere
                         integer=not relax, sense="max")
 
 
-def _rows(tables: Sequence[BidTable], x: np.ndarray) -> list[int]:
+def _rows(sizes: Sequence[int], x: Sequence[float]) -> list[int]:
+    """The chosen column of each bidder (``sizes``: its number of columns) in a 0/1 vector."""
     rows, col = [], 0
-    for table in tables:
-        rows.append(int(np.argmax(x[col:col + len(table)])))
-        col += len(table)
+    for size in sizes:
+        rows.append(int(np.argmax(x[col:col + size])))
+        col += size
     return rows
 
 
-def _indicator(tables: Sequence[BidTable], rows: Sequence[int], skip: int | None = None) -> np.ndarray:
+def _indicator(sizes: Sequence[int], rows: Sequence[int], skip: int | None = None) -> np.ndarray:
     """The 0/1 column vector of one chosen row per bidder (none for bidder ``skip``)."""
-    x = np.zeros(sum(map(len, tables)))
-    offsets = np.cumsum([0, *map(len, tables)])[:-1]
+    x = np.zeros(sum(sizes))
+    offsets = np.cumsum([0, *sizes])[:-1]
     x[offsets + np.asarray(rows, dtype=np.int64)] = 1.0
     if skip is not None:
-        x[offsets[skip]:offsets[skip] + len(tables[skip])] = 0.0
+        x[offsets[skip]:offsets[skip] + sizes[skip]] = 0.0
     return x
 
 
@@ -169,13 +192,14 @@ class _WelfareModel:
     left out by setting its one-row constraint to sum_b y_ib = 0, so none of its columns can be
     chosen and the capacity rows are the full auction's. HiGHS runs without presolve and without
     its feasibility-jump heuristic (about 11 ms per solve with presolve off, and the known start
-    already gives the search an incumbent)."""
+    already gives the search an incumbent). ``sizes``: the number of columns of each bidder."""
 
-    def __init__(self, program: ArrayProgram, tables: Sequence[BidTable]) -> None:
+    def __init__(self, program: ArrayProgram, sizes: Sequence[int]) -> None:
         self.h = load_arrays(program, presolve=False, mip_heuristic_run_feasibility_jump=False)
-        self.tables = tables
+        self.sizes = sizes
 
-    def optimum(self, start: np.ndarray | None = None) -> float:
+    def optimum(self, start: np.ndarray | None = None) -> tuple[float, list[int]]:
+        """The optimum and the column chosen for each bidder (the left-out one: its first)."""
         import highspy
 
         if start is not None:
@@ -186,15 +210,133 @@ class _WelfareModel:
         status = self.h.getModelStatus()
         if status != highspy.HighsModelStatus.kOptimal:
             raise MlschedError(f"PF auction program not solved: {self.h.modelStatusToString(status)}")
-        return float(self.h.getInfo().objective_function_value)
+        return float(self.h.getInfo().objective_function_value), _rows(self.sizes, self.h.getSolution().col_value)
 
-    def without(self, i: int, rows: Sequence[int]) -> float:
-        """Phi*_{-i}, starting from the PF allocation ``rows`` without bidder i."""
+    def without(self, i: int, rows: Sequence[int]) -> tuple[float, list[int]]:
+        """Phi*_{-i} and its columns, starting from the allocation ``rows`` without bidder i."""
         self.h.changeRowBounds(i, 0.0, 0.0)
         try:
-            return self.optimum(_indicator(self.tables, rows, skip=i))
+            return self.optimum(_indicator(self.sizes, rows, skip=i))
         finally:
             self.h.changeRowBounds(i, 1.0, 1.0)
+
+
+def capacity_usage(program: ArrayProgram, bidders: int) -> np.ndarray:
+    """The units of each capacity row (after the ``bidders`` one-rows) per column, dense."""
+    matrix = sp.csc_matrix((program.a_value, program.a_index, program.a_start),
+                           shape=(len(program.row_lower), len(program.cost)))
+    return matrix[bidders:].T.toarray()
+
+
+def lagrangian_keep(program: ArrayProgram, usage: np.ndarray, sizes: Sequence[int], capacity_dual: np.ndarray,
+                    incumbent: float, skip: int | None = None, margin: float = FIXING_MARGIN) -> np.ndarray:
+    """Columns of (P-PF) that can be in an allocation worth at least ``incumbent`` (bidder ``skip``
+    left out), by the Lagrangian bound of the module docstring with multipliers
+    ``capacity_dual`` (one per capacity row, >= 0; ``usage`` from :func:`capacity_usage`):
+    column j of bidder i is dropped when U - (M_i - r_j) < incumbent - margin max(1, |incumbent|)."""
+    bidders = len(sizes)
+    reduced = program.cost - usage @ capacity_dual
+    offsets = np.cumsum([0, *sizes])
+    best = np.maximum.reduceat(reduced, offsets[:-1])
+    if skip is not None:
+        best[skip] = 0.0
+    bound = float(capacity_dual @ program.row_upper[bidders:] + best.sum())
+    owner = np.repeat(np.arange(bidders), sizes)
+    keep = bound - (best[owner] - reduced) >= incumbent - margin * max(1.0, abs(incumbent))
+    if skip is not None:
+        keep[offsets[skip]:offsets[skip + 1]] = False
+    return keep
+
+
+def lp_multipliers(lp: Any, bidders: int) -> list[np.ndarray]:
+    """Candidate multipliers for the capacity rows from the HiGHS LP ``lp`` (solved here): its row
+    duals in either sign convention, clipped at 0 (any multipliers >= 0 give a valid bound); none
+    when the LP is not solved."""
+    import highspy
+
+    lp.run()
+    if lp.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return []
+    dual = np.array(lp.getSolution().row_dual)[bidders:]
+    return [np.maximum(dual, 0.0), np.maximum(-dual, 0.0)]
+
+
+def _columns(program: ArrayProgram, keep: np.ndarray) -> ArrayProgram:
+    """``program`` restricted to the columns in ``keep``."""
+    cols = np.flatnonzero(keep)
+    lengths = program.a_start[cols + 1] - program.a_start[cols]
+    entries = np.concatenate([np.arange(program.a_start[j], program.a_start[j + 1]) for j in cols]) if len(cols) else \
+        np.zeros(0, dtype=np.int64)
+    return replace(program, cost=program.cost[cols], col_lower=program.col_lower[cols], col_upper=program.col_upper[cols],
+                   a_start=np.concatenate([[0], np.cumsum(lengths)]), a_index=program.a_index[entries],
+                   a_value=program.a_value[entries])
+
+
+class _FixedWelfare:
+    """Phi* and each Phi*_{-i} on (P-PF) without the columns that reduced-cost fixing proves absent
+    from every allocation at least as good as a known one (module docstring): the LP relaxation
+    (one persistent HiGHS LP; bidder i left out by its one-row constraint set to 0) gives the
+    multipliers, the known allocation is improved by single-bidder moves, and the smaller integer
+    program is solved from it (without presolve and feasibility jump, as :class:`_WelfareModel`)."""
+
+    def __init__(self, program: ArrayProgram, sizes: Sequence[int]) -> None:
+        self.program, self.sizes = program, sizes
+        self.lp = load_arrays(replace(program, integer=False), presolve=False)
+        self.usage = capacity_usage(program, len(sizes))
+        self.owner = np.repeat(np.arange(len(sizes)), sizes)
+        self.offsets = np.cumsum([0, *sizes])[:-1]
+
+    def improve(self, rows: Sequence[int], skip: int | None = None) -> list[int]:
+        """The allocation ``rows`` (bidder ``skip`` left out) improved by single-bidder moves, the
+        best first, to a better row that fits the capacity left free: a feasible start at least as
+        good, for the fixing test and the solver."""
+        rows = list(rows)
+        columns = self.offsets + np.asarray(rows)
+        active = self.owner != skip
+        others = np.arange(len(rows)) != skip
+        while True:
+            free = self.program.row_upper[len(rows):] - self.usage[columns[others]].sum(axis=0)
+            fits = np.all(self.usage <= free + self.usage[columns[self.owner]], axis=1) & active
+            gain = np.where(fits, self.program.cost - self.program.cost[columns[self.owner]], 0.0)
+            best = int(np.argmax(gain))
+            if gain[best] <= 1e-12:
+                return rows
+            j = int(self.owner[best])
+            rows[j], columns[j] = best - int(self.offsets[j]), best
+
+    def _multipliers(self, skip: int | None) -> list[np.ndarray]:
+        if skip is None:
+            return lp_multipliers(self.lp, len(self.sizes))
+        self.lp.changeRowBounds(skip, 0.0, 0.0)
+        try:
+            return lp_multipliers(self.lp, len(self.sizes))
+        finally:
+            self.lp.changeRowBounds(skip, 1.0, 1.0)
+
+    def optimum(self, rows: Sequence[int] | None = None, skip: int | None = None) -> float:
+        """Phi* (``skip`` None) or Phi*_{-skip}, from the feasible allocation ``rows`` (default:
+        every bidder's first row that uses nothing, when each has one)."""
+        if rows is None:
+            empty = [np.flatnonzero(~self.usage[start:start + size].any(axis=1))
+                     for start, size in zip(self.offsets, self.sizes)]
+            rows = [int(e[0]) for e in empty] if all(len(e) for e in empty) else None
+        keep = self.owner != skip
+        start = None
+        if rows is not None:
+            start = _indicator(self.sizes, self.improve(rows, skip), skip=skip)
+            for dual in self._multipliers(skip):
+                keep &= lagrangian_keep(self.program, self.usage, self.sizes, dual, float(self.program.cost @ start),
+                                        skip=skip)
+            keep |= start > 0.5   # the start stays feasible whatever the rounding of the bound
+        lower, upper = self.program.row_lower.copy(), self.program.row_upper.copy()
+        if skip is not None:
+            lower[skip] = upper[skip] = 0.0
+        reduced = replace(_columns(self.program, keep), row_lower=lower, row_upper=upper)
+        report = solve_arrays(reduced, presolve=False, start=None if start is None else start[keep],
+                              mip_heuristic_run_feasibility_jump=False)
+        if report.status is not Status.OPTIMAL:
+            raise MlschedError(f"PF auction program not solved: {report.status.value} {report.message}")
+        return float(report.objective)
 
 
 def _optimum(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered: Sequence[int],
@@ -203,14 +345,21 @@ def _optimum(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered
     tests/regressions came from, and it dominates the time of these small programs); ``start``
     (one row per bidder) is a known feasible allocation."""
     program = pf_arrays(tables, phi, offered, group_of=group_of)
-    report = solve_arrays(program, presolve=False, start=None if start is None else _indicator(tables, start))
+    report = solve_arrays(program, presolve=False, start=None if start is None else _indicator([len(t) for t in tables], start))
     if report.status is not Status.OPTIMAL:
         raise MlschedError(f"PF auction program not solved: {report.status.value} {report.message}")
     return float(report.objective), program
 
 
+def tie_threshold(phi_star: float) -> float:
+    """Phi* - 1e-9 max(1, |Phi*|) rounded down to a multiple of TIE_GRID (A8): values of Phi* from
+    different solves that differ in their last bits give the same re-solve, hence the same
+    allocation among exact ties."""
+    return math.floor((phi_star - 1e-9 * max(1.0, abs(phi_star))) / TIE_GRID) * TIE_GRID
+
+
 def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: float) -> list[int]:
-    """Among allocations with welfare >= Phi* - 1e-9 max(1, |Phi*|), one with the fewest GPUs (A8)."""
+    """Among allocations with welfare >= :func:`tie_threshold` of Phi*, one with the fewest GPUs (A8)."""
     n = len(program.cost)
     welfare_row = len(program.row_lower)
     index = np.insert(program.a_index, program.a_start[1:], welfare_row)
@@ -218,13 +367,13 @@ def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: fl
     tiebreak = ArrayProgram(
         cost=np.array([float(len(bundle)) for table in tables for bundle, _ in table]),
         col_lower=program.col_lower, col_upper=program.col_upper,
-        row_lower=np.append(program.row_lower, phi_star - 1e-9 * max(1.0, abs(phi_star))),
+        row_lower=np.append(program.row_lower, tie_threshold(phi_star)),
         row_upper=np.append(program.row_upper, np.inf),
         a_start=program.a_start + np.arange(n + 1), a_index=index, a_value=value, integer=True, sense="min")
     report = solve_arrays(tiebreak, presolve=False)
     if report.status is not Status.OPTIMAL:
         raise MlschedError(f"PF tie-break re-solve failed: {report.status.value}")
-    return _rows(tables, report.schedule)
+    return _rows([len(t) for t in tables], report.schedule)
 
 
 def undominated(table: BidTable, phi: Sequence[float], group_of: Mapping[int, int] | None) -> list[int]:
@@ -232,8 +381,9 @@ def undominated(table: BidTable, phi: Sequence[float], group_of: Mapping[int, in
     of every capacity row and is worth at least as much (ties: the earlier row); dropping b changes
     no optimum, no Phi*_{-i} and no fewest-GPU choice, since swapping b for a keeps any solution
     feasible, at least as good and with no more GPUs."""
-    keys = sorted({k for bundle, _ in table for k in _usage(bundle, group_of)})
-    use = np.array([[_usage(bundle, group_of).get(k, 0) for k in keys] for bundle, _ in table]).reshape(len(table), -1)
+    usage = [_usage(bundle, group_of) for bundle, _ in table]
+    keys = sorted({k for row in usage for k in row})
+    use = np.array([[row.get(k, 0) for k in keys] for row in usage]).reshape(len(table), -1)
     value = np.asarray(phi, dtype=float)
     fewer = np.all(use[:, None, :] <= use[None, :, :], axis=2)        # fewer[a, b]: a uses <= b everywhere
     better = value[:, None] >= value[None, :]
@@ -245,16 +395,17 @@ def undominated(table: BidTable, phi: Sequence[float], group_of: Mapping[int, in
 
 
 def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: Mapping[int, int] | None = None,
-               lp_bound: bool = True, solves: str = "persistent") -> AuctionResult:
+               lp_bound: bool = True,
+               solves: str = "fixed") -> AuctionResult:
     """The PF allocation with the fewest GPUs, hidden payments c_i and the LP bound (R1).
 
     With ``group_of`` (GPU -> machine) bundles are machine-count vectors (canonical mode); the
     returned bundles are then the representatives and must be mapped to concrete GPUs.
 
-    ``solves``: ``persistent`` (default) finds Phi* and every Phi*_{-i} on one HiGHS model
-    (:class:`_WelfareModel`); ``fresh`` builds and solves a new program for each, the original
-    path, kept as the oracle the persistent one is compared with. The fewest-GPU allocation is the
-    same fresh re-solve in both."""
+    ``solves`` (the values Phi* and Phi*_{-i}): ``fixed`` (default) on (P-PF) less the columns
+    reduced-cost fixing rules out (:class:`_FixedWelfare`); ``persistent`` on one HiGHS model (:class:`_WelfareModel`);
+    ``fresh`` builds and solves a new program for each, the original path, kept as the oracle.
+    The fewest-GPU allocation is the same re-solve in all three."""
     if solves not in AUCTION_SOLVES:
         raise UsageError(f"unknown auction solves {solves!r}; choose one of {', '.join(AUCTION_SOLVES)}")
     phi = log_values(tables)   # the cap (A5) is set on the full tables, before pruning
@@ -265,18 +416,24 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
         best = max(range(len(tables[0])), key=lambda b: (phi[0][b], -len(tables[0][b][0])))
         return AuctionResult(phi_star=phi[0][best], rows=[kept[0][best]], bundles=[tables[0][best][0]], payments=[1.0],
                              phi_without=[0.0], lp_bound=phi[0][best])
+    program = pf_arrays(tables, phi, offered, group_of=group_of)
+    sizes = [len(t) for t in tables]
     if solves == "fresh":
-        phi_star, program = _optimum(tables, phi, offered, group_of)
+        phi_star, _ = _optimum(tables, phi, offered, group_of)
+    elif solves == "persistent":
+        welfare = _WelfareModel(program, sizes)
+        phi_star = welfare.optimum()[0]
     else:
-        program = pf_arrays(tables, phi, offered, group_of=group_of)
-        welfare = _WelfareModel(program, tables)
-        phi_star = welfare.optimum()
+        fixed = _FixedWelfare(program, sizes)
+        phi_star = fixed.optimum()
     rows = _fewest_gpus(program, tables, phi_star)
     chosen = sum(phi[i][b] for i, b in enumerate(rows))
 
     def optimum_without(i: int) -> float:   # the PF allocation without i is a feasible start
+        if solves == "fixed":
+            return fixed.optimum(rows, skip=i)
         if solves == "persistent":
-            return welfare.without(i, rows)
+            return welfare.without(i, rows)[0]
         return _optimum([t for j, t in enumerate(tables) if j != i], [p for j, p in enumerate(phi) if j != i],
                         offered, group_of, start=[b for j, b in enumerate(rows) if j != i])[0]
 

@@ -132,7 +132,7 @@ def canonical_bids(bidder: Bidder, offer: Offer, *, bids_max: int = BIDS_MAX) ->
 
 
 def canonical_auction(bidders: Sequence[Bidder], offered: Sequence[int], topology: GpuTopology, *,
-                      bids_max: int = BIDS_MAX, solves: str = "persistent") -> AuctionOutcome:
+                      bids_max: int = BIDS_MAX, solves: str = "fixed") -> AuctionOutcome:
     offer = Offer(offered, topology)
     tables = [canonical_bids(b, offer, bids_max=bids_max) for b in bidders]
     group_of = {g: topology.machine_of(g) for g in offered}
