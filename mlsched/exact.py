@@ -7,8 +7,10 @@ solution that passed the independent checker.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -23,6 +25,7 @@ from mlsched.multiserver import LINEAR, ChannelModel
 from mlsched.sim import multi_tenant_check, sow_run
 from mlsched.sim.multi_tenant_check import TenantSchedule
 from mlsched.sim.schedule import ClusterSchedule
+from mlsched.sim.tenant_slots import SlotRun
 from mlsched.solve import (
     EXACT_REL_GAP,
     Built,
@@ -35,6 +38,8 @@ from mlsched.solve import (
     solve_arrays,
     solve_arrays_by_deadline,
 )
+
+Schedule = TypeVar("Schedule")
 
 RESCORE_TOLERANCE = 1e-6
 MILP_SHARE = 0.8   # of a time limit left after the build: the MILP and its verification; the LP bound gets the rest
@@ -91,7 +96,7 @@ def _exact_oasis(instance: ClusterJobsInstance, variant: str, relax: bool, verif
     if not relax and verify is not True and not small:
         lp_bound, starts = _with_list_start(instance, arrays, starts, budget)
     with budget.step("starts"):
-        start = None if relax else _best_start(instance, starts, variant)
+        start = None if relax else _best_start(starts, partial(_oasis_start, instance, variant))
     certify = not relax and (verify is True or (verify == "auto" and small))
     with budget.step("milp" + (" and verification" if certify else ""), MILP_SHARE) as seconds:
         report = _solve_oasis(instance, arrays, certify=certify, time_limit=seconds,
@@ -166,23 +171,31 @@ def _solve_oasis(instance: ClusterJobsInstance, arrays: oasis_arrays.OasisArrays
     return replace(report, build_seconds=arrays.build_seconds, schedule=schedule)
 
 
-def _best_start(instance: ClusterJobsInstance, starts: Sequence[ClusterSchedule],
-                variant: str) -> tuple[float, ClusterSchedule] | None:
-    """The best of ``starts`` read as a solution of the program, with its score; only schedules
-    that pass the checker count."""
+def _best_start(starts: Sequence[Schedule],
+                read: Callable[[Schedule], tuple[float, Schedule] | None]) -> tuple[float, Schedule] | None:
+    """The best of ``starts`` read as solutions of a program, with its score; ``read`` gives a
+    schedule's reading and score, None when it is not a feasible solution (fails the checker)."""
     best = None
     for schedule in starts:
-        candidate = oasis.program_schedule(instance, schedule, variant)
-        if sim.check(instance, candidate):
-            continue
-        score = total_utility(instance, candidate)
-        if best is None or score > best[0]:
-            best = (score, candidate)
+        scored = read(schedule)
+        if scored is not None and (best is None or scored[0] > best[0]):
+            best = scored
     return best
 
 
-def _floor_at_start(report: SolveReport, score: float, schedule: ClusterSchedule) -> SolveReport:
-    """The start is a feasible solution: no incumbent below it."""
+def _oasis_start(instance: ClusterJobsInstance, variant: str,
+                 schedule: ClusterSchedule) -> tuple[float, ClusterSchedule] | None:
+    """A schedule as OASiS's program reads it (:func:`mlsched.formulations.oasis.program_schedule`)
+    and its utility, if the reading passes the checker."""
+    candidate = oasis.program_schedule(instance, schedule, variant)
+    if sim.check(instance, candidate):
+        return None
+    return total_utility(instance, candidate), candidate
+
+
+def _floor_at_start(report: SolveReport, score: float, schedule: Any) -> SolveReport:
+    """The start (a checked schedule with an ``algorithm`` name) is a feasible solution: no
+    incumbent below it."""
     if report.objective is not None and report.objective >= score:
         return report
     name = schedule.algorithm or "a given schedule"
@@ -300,12 +313,20 @@ ASTRAEA_VARIANTS = ("admission", "all-jobs", "ub-pool")
 
 
 def exact_astraea(instance: MultiTenantInstance, *, variant: str = "admission", relax: bool = False,
-                  time_limit: float | None = None, verify: bool | str = "auto") -> SolveReport:
+                  time_limit: float | None = None, verify: bool | str = "auto",
+                  starts: Sequence[TenantSchedule | SlotRun] = ()) -> SolveReport:
     """Astraea's P-OFF (admission or all-jobs variant), its LP relaxation, or UB-POOL (spec §2.5).
 
     The objective is the realized utility of the extracted schedule, which must pass the
     independent checker (FEAS, §4.2) and score at least what the solver claims (a distributed
-    configuration the solver placed on one server runs faster than it assumed, never slower)."""
+    configuration the solver placed on one server runs faster than it assumed, never slower).
+
+    ``starts`` are the runs' schedules: non-preemptive ones as they are, preemptive runs by their
+    unbroken jobs (:meth:`mlsched.sim.tenant_slots.SlotRun.unbroken`); each is read as a point of P-OFF
+    (:func:`mlsched.formulations.astraea.program_schedule`), kept if the reading passes the checker
+    within P-OFF's horizon (and runs every job under "all-jobs"), and scored by its realized
+    utility, which is P-OFF's objective at that point. The best is HiGHS's MIP start and a floor on
+    the incumbent, so OPT >= max ALG whatever the time limit."""
     if variant not in ASTRAEA_VARIANTS:
         raise UsageError(f"unknown Astraea variant {variant!r}; choose one of {', '.join(ASTRAEA_VARIANTS)}")
     built = astraea.build(instance, variant=variant, relax=relax)
@@ -313,18 +334,42 @@ def exact_astraea(instance: MultiTenantInstance, *, variant: str = "admission", 
         return SolveReport(Status.OPTIMAL, 0.0, 0.0, 0.0, built.build_seconds, 0.0, "none", relaxed=built.relaxed,
                            message="no job can finish within the horizon",
                            schedule=None if built.relaxed else TenantSchedule.empty(instance, "p-off"))
-    report = solve(built, time_limit=time_limit, verify=False if built.relaxed else verify)
-    if built.relaxed or report.schedule is None or report.objective is None:
+    start = None if built.relaxed else _best_start(starts, partial(_astraea_start, instance, variant))
+    if start is not None:
+        assert built.load_start is not None
+        built.load_start(start[1])
+    report = solve(built, time_limit=time_limit, verify=False if built.relaxed else verify,
+                   warm_start=start is not None)
+    if built.relaxed:
         return report
     horizon = astraea.offline_horizon(instance, variant)
-    problems = multi_tenant_check.check(instance, report.schedule, horizon)
-    rescored = float(multi_tenant_check.realized_utilities(instance, report.schedule).sum())
-    if problems or rescored < report.objective - RESCORE_TOLERANCE * max(1.0, abs(report.objective)):
-        return replace(report, status=Status.ERROR,
-                       message=f"the solver's schedule fails the checker or rescoring ({rescored:.10g} vs "
-                               f"{report.objective:.10g}): {'; '.join(problems[:3])}")
-    bound = report.bound if report.bound is None else max(report.bound, rescored)
-    return replace(report, objective=rescored, bound=bound, gap=relative_gap(rescored, bound))
+    if report.schedule is not None and report.objective is not None:
+        problems = multi_tenant_check.check(instance, report.schedule, horizon)
+        rescored = float(multi_tenant_check.realized_utilities(instance, report.schedule).sum())
+        if problems or rescored < report.objective - RESCORE_TOLERANCE * max(1.0, abs(report.objective)):
+            return replace(report, status=Status.ERROR,
+                           message=f"the solver's schedule fails the checker or rescoring ({rescored:.10g} vs "
+                                   f"{report.objective:.10g}): {'; '.join(problems[:3])}")
+        bound = report.bound if report.bound is None else max(report.bound, rescored)
+        report = replace(report, objective=rescored, bound=bound, gap=relative_gap(rescored, bound))
+    if start is not None and report.status in (Status.FEASIBLE, Status.NO_SOLUTION):
+        report = _floor_at_start(report, *start)
+    return report
+
+
+def _astraea_start(instance: MultiTenantInstance, variant: str,
+                   run: TenantSchedule | SlotRun) -> tuple[float, TenantSchedule] | None:
+    """A run's schedule as P-OFF reads it and its realized utility, if the run passes the checker
+    and the reading is a point of the ``variant`` program."""
+    schedule = run.unbroken(instance) if isinstance(run, SlotRun) else run
+    if multi_tenant_check.check(instance, schedule, online=True):
+        return None
+    candidate = astraea.program_schedule(instance, schedule, variant)
+    if multi_tenant_check.check(instance, candidate, astraea.offline_horizon(instance, variant)):
+        return None
+    if variant == "all-jobs" and not candidate.start.all():
+        return None
+    return float(multi_tenant_check.realized_utilities(instance, candidate).sum()), candidate
 
 
 VERIFY_REALIZATIONS = 50   # verify="auto": cross-certify ILP H on each realization up to this many distinct ones

@@ -180,6 +180,7 @@ def _astraea() -> System:
     from mlsched.formulations import astraea
     from mlsched.online.astraea import Astraea
     from mlsched.sim.tenant_run import run_tenant
+    from mlsched.sim.tenant_slots import SlotRun
     from mlsched.tenant_metrics import sharing_incentive
 
     last: dict[str, Any] = {}      # g_u^excl of the instance (held, so compared by identity) last evaluated
@@ -198,9 +199,11 @@ def _astraea() -> System:
     return System(name="astraea", family="multi-tenant", variants=ASTRAEA_VARIANTS, algorithms=algorithms,
                   default_algorithms=("astraea", "batchsche", "gandiva_fair", "hived"), score_name="revenue", exact=exact_astraea, run=run_tenant,
                   evaluate=evaluate, build=astraea.build, relaxable=True,
-                  ratio_variant="admission", performance_ratio=True, run_options=("lambda_mode", "theta_scale", "time_origin", "migration_cost",
-                                                                  "opportunistic"),
-                  configured_options=("lambda_mode", "theta_scale", "migration_cost", "opportunistic"))
+                  ratio_variant="admission", performance_ratio=True,
+                  run_options=("lambda_mode", "theta_scale", "time_origin", "migration_cost", "opportunistic"),
+                  configured_options=("lambda_mode", "theta_scale", "migration_cost", "opportunistic"),
+                  # a preemptive run is read by its unbroken jobs inside exact_astraea (it needs the instance)
+                  start_of=lambda result: result if isinstance(result, SlotRun) else result.schedule)
 
 
 def _sow() -> System:

@@ -34,6 +34,12 @@ max_j r'_j + sum_j min_k d_jk - 1 (every job fits after the last release, one af
 IRMP(J, D) (Lemma 1; :func:`irmp`) is P-OFF with every r_j := 0, T := D, f := phi_j(t^+), admission
 allowed.
 
+MIP start (:func:`program_schedule`): a checked non-preemptive schedule read as a point of P-OFF:
+x_jkt0 = 1 for its start t0 and configuration k = (W_j, zeta_j) read from the placement, Y, Z its
+allocation, p_js = [Z_js > 0], v_js = zeta_j [j uses s], a_jt = [t0 <= t <= t0 + d_jk - 1],
+y = Y a, z = Z a. Every row then holds with the schedule's own values: (O4), (O8) are the checker's
+(3i), (3c), (3d); (O3), (O5)-(O7) hold by construction.
+
 UB-POOL (``variant="ub-pool"``, an LP): x in [0, 1], (O1) and per-slot pooled capacity
   sum_j sum_k W_k act_jkt <= sum_s C_sw,  sum_j act_jt <= sum_s C_sp,
 with act_jkt = sum_{t0 <= t <= t0 + d_jk - 1} x_jkt0: a relaxation of (3), so OPT <= UB-POOL.
@@ -48,13 +54,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyomo.environ as pyo
 
 from mlsched.errors import UsageError
 from mlsched.formulations.rows import row
 from mlsched.instance.multi_tenant import MultiTenantInstance, TenantJob, duration
 from mlsched.instance.utility import Affine
-from mlsched.sim.multi_tenant_check import TenantSchedule, check
+from mlsched.sim.multi_tenant_check import TenantSchedule, check, realized_utilities
 from mlsched.solve import Built
 
 VARIANTS = ("admission", "all-jobs", "ub-pool")
@@ -94,6 +101,42 @@ def offline_horizon(instance: MultiTenantInstance, variant: str) -> int:
         return max(1, max(o + math.floor(j.utility.g / -j.utility.k) for o, j in zip(origin, jobs)))
     shortest = [min(c.duration for c in configurations(instance, j)) for j in jobs]
     return max(1, max((instance.first_slot(j) for j in jobs), default=1) + sum(shortest) - 1)
+
+
+def program_schedule(instance: MultiTenantInstance, schedule: TenantSchedule,
+                     variant: str = "admission") -> TenantSchedule:
+    """The program's reading of a checked schedule, a point of P-OFF (a MIP start): a job that
+    ends after the horizon has no column and is dropped with its workers and PS (only frees
+    capacity); under the admission variant so is a job of negative realized utility (it scores 0
+    unadmitted). A kept job's workers are cut to the fewest of its mode with the same duration (the
+    column the exact pruning of K_j keeps), so it scores what it scored. Under "all-jobs" a dropped
+    job leaves the result infeasible (O1), which the caller's check sees."""
+    out = TenantSchedule(schedule.start.copy(), schedule.workers.copy(), schedule.ps.copy(), schedule.algorithm)
+    horizon = offline_horizon(instance, variant)
+    ends, values = schedule.completions(instance), realized_utilities(instance, schedule)
+    for j, job in enumerate(instance.jobs):
+        if not out.start[j]:
+            continue
+        if ends[j] > horizon or (variant != "all-jobs" and values[j] < 0):
+            out.start[j], out.workers[j], out.ps[j] = 0, 0, 0
+        else:
+            _fewest_workers(job, out.workers[j], out.ps[j])
+    return out
+
+
+def _fewest_workers(job: TenantJob, workers: np.ndarray, ps: np.ndarray) -> None:
+    """Cut a job's placement (in place) to the fewest workers of the same mode and duration: one
+    worker at a time from the server holding most among those whose cut keeps the mode (a server
+    with a PS or a second worker stays in use; otherwise a distributed job keeps two servers).
+    Fewer workers never break (3i) or a capacity."""
+    used = (workers > 0) | (ps > 0)
+    centralized = bool(used.sum() == 1)
+    same = duration(job, int(workers.sum()), centralized)
+    fewest = next(w for w in range(1, job.chunks + 1) if duration(job, w, centralized) == same)
+    while workers.sum() > fewest:
+        stays = (workers > 1) | (ps > 0)
+        allowed = (workers > 0) & (stays | (((workers > 0) | (ps > 0)).sum() > 2))
+        workers[int(np.argmax(np.where(allowed, workers, -1)))] -= 1
 
 
 def add_placement(m: pyo.ConcreteModel, inst: MultiTenantInstance, chunks: list[int], admitted: dict[int, Any],
@@ -202,6 +245,39 @@ def build(instance: MultiTenantInstance, *, variant: str = "admission", relax: b
             schedule.ps[j, s] = round(var.value or 0.0) if schedule.start[j] else 0
         return schedule
 
+    column = {(j, c.workers, c.centralized): k for j in jobs for k, c in enumerate(configs[j])}
+
+    def load_start(schedule: TenantSchedule) -> None:
+        """Set the variables from a schedule of :func:`program_schedule` (module docstring)."""
+        central, totals = schedule.centralized(), schedule.workers.sum(axis=1)
+        ends = schedule.completions(inst)
+        chosen = {}
+        for j in jobs:
+            if schedule.start[j]:
+                k = column.get((j, int(totals[j]), bool(central[j])))
+                if k is None:
+                    raise ValueError(f"job {inst.jobs[j].id}: P-OFF has no configuration of {totals[j]} workers "
+                                     f"({'centralized' if central[j] else 'distributed'}); read the schedule "
+                                     "with program_schedule first")
+                chosen[j] = (j, k, int(schedule.start[j]))
+        for key, var in m.x.items():
+            var.set_value(1.0 if chosen.get(key[0]) == key else 0.0)
+        for (j, s), var in m.Y.items():
+            var.set_value(float(schedule.workers[j, s]))
+        for (j, s), var in m.Z.items():
+            var.set_value(float(schedule.ps[j, s]))
+        for (j, s), var in m.p.items():
+            var.set_value(float(schedule.ps[j, s] > 0))
+        for (j, s), var in m.v.items():
+            var.set_value(float(central[j] and (schedule.workers[j, s] > 0 or schedule.ps[j, s] > 0)))
+        for (j, t), var in m.a.items():
+            var.set_value(float(j in chosen and schedule.start[j] <= t <= ends[j]))
+        for (j, s, t), var in m.y.items():
+            var.set_value(float(schedule.workers[j, s]) * m.a[j, t].value)
+        for (j, s, t), var in m.z.items():
+            var.set_value(float(schedule.ps[j, s]) * m.a[j, t].value)
+
     return Built(model=m, name=m.name, sense="max", relaxed=relax, build_seconds=time.perf_counter() - tick,
                  extract=None if relax else extract,
-                 validate=None if relax else (lambda schedule: check(inst, schedule, horizon)))
+                 validate=None if relax else (lambda schedule: check(inst, schedule, horizon)),
+                 load_start=None if relax else load_start)

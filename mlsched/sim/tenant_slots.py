@@ -27,8 +27,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from mlsched.errors import MlschedError, UsageError
-from mlsched.instance.multi_tenant import MultiTenantInstance, TenantJob
+from mlsched.instance.multi_tenant import MultiTenantInstance, TenantJob, duration
 from mlsched.instance.parameter_server import ps_needed
+from mlsched.sim.multi_tenant_check import TenantSchedule
 from mlsched.tenant_metrics import summary as tenant_summary
 from mlsched.tenant_metrics import tenant_gains
 
@@ -81,6 +82,32 @@ class SlotRun:
     def gains(self, instance: MultiTenantInstance) -> np.ndarray:
         """g_u: no transfers, so each tenant's own realized utilities."""
         return tenant_gains(instance, self.utilities(instance))
+
+    def unbroken(self, instance: MultiTenantInstance) -> TenantSchedule:
+        """The run's non-preemptive part (§1.4) as a schedule: every job that completed on one
+        allocation held without a break from its first slot, in exactly d_j(W, zeta) slots; the
+        others (preempted, migrated, resized or unfinished) are left out, with their resources."""
+        schedule = TenantSchedule.empty(instance, self.algorithm)
+        for j, job in enumerate(instance.jobs):
+            mine = np.flatnonzero(self.job == j)
+            if not self.completion[j] or not mine.size:
+                continue
+            spans = sorted({(int(self.first[r]), int(self.last[r])) for r in mine})
+            first = spans[0][0]
+            contiguous = all(b[0] == a[1] + 1 for a, b in zip(spans, spans[1:])) and spans[-1][1] == self.completion[j]
+            allocations = {span: (np.zeros(len(instance.servers), dtype=np.int64),
+                                  np.zeros(len(instance.servers), dtype=np.int64)) for span in spans}
+            for r in mine:
+                span = (int(self.first[r]), int(self.last[r]))
+                allocations[span][0][self.server[r]] += self.workers[r]
+                allocations[span][1][self.server[r]] += self.ps[r]
+            workers, ps = allocations[spans[0]]
+            constant = all(np.array_equal(w, workers) and np.array_equal(p, ps) for w, p in allocations.values())
+            centralized = bool(np.count_nonzero((workers > 0) | (ps > 0)) == 1)
+            slots = int(self.completion[j]) - first + 1
+            if contiguous and constant and duration(job, int(workers.sum()), centralized) == slots:
+                schedule.start[j], schedule.workers[j], schedule.ps[j] = first, workers, ps
+        return schedule
 
     def summary(self, instance: MultiTenantInstance) -> dict[str, Any]:
         utilities = self.utilities(instance)
