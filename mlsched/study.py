@@ -34,7 +34,8 @@ def solve_exact(instance: Instance, *, system: str | None = None, variant: str |
     """Solve a system's exact program for ``instance`` (see :mod:`mlsched.exact`); ``paired`` gives
     the options it shares with runs (the SoW family's ``samples``; None means the default).
 
-    ``starts`` are runs' solutions (OASiS: ``sim.run(...).schedule``); the best that passes the
+    ``starts`` are runs' solutions (OASiS: ``sim.run(...).schedule``; Astraea: a run's
+    ``schedule``, or a preemptive ``SlotRun`` itself, read by its unbroken jobs); the best that passes the
     checker is the MIP start and a floor on the incumbent, so OPT >= max ALG. Systems whose exact
     program takes no starts refuse them."""
     sysm = get_system(system, family=instance.family)
@@ -168,7 +169,10 @@ def _exact_hints(sysm: System, runs: list[tuple[str, Any, Any]], variant: str) -
         return {}
     bounds = {f"dual bound ({name})": policy.certified_bound() for name, policy, _ in runs
               if hasattr(policy, "certified_bound_variants") and variant in policy.certified_bound_variants()}
-    return {"starts": [sysm.start_of(result) for _, _, result in runs], "dual_bounds": bounds}
+    hints: dict[str, Any] = {"starts": [sysm.start_of(result) for _, _, result in runs]}
+    if bounds:    # only policies of systems whose exact program takes dual bounds certify one
+        hints["dual_bounds"] = bounds
+    return hints
 
 
 def _ratio_columns(opt: SolveReport, score: float, minimize: bool = False) -> dict[str, Any]:
