@@ -8,6 +8,7 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 from astraea_builders import job, system
+from model_rows import violated_rows
 
 from mlsched.exact import _astraea_start, exact_astraea
 from mlsched.formulations import astraea
@@ -29,20 +30,6 @@ def runs_of(inst):
 
 def as_schedule(inst, run) -> TenantSchedule:
     return run.unbroken(inst) if isinstance(run, SlotRun) else run.schedule
-
-
-def violated_rows(model: pyo.ConcreteModel) -> list[str]:
-    """Every row, bound or integrality the model's current values break."""
-    bad = []
-    for c in model.component_data_objects(pyo.Constraint, active=True):
-        body = pyo.value(c.body)
-        if (c.has_lb() and body < pyo.value(c.lower) - TOL) or (c.has_ub() and body > pyo.value(c.upper) + TOL):
-            bad.append(c.name)
-    for v in model.component_data_objects(pyo.Var, active=True):
-        if v.value is None or (v.has_lb() and v.value < v.lb - TOL) or (v.has_ub() and v.value > v.ub + TOL) \
-                or (v.is_integer() and abs(v.value - round(v.value)) > TOL):
-            bad.append(v.name)
-    return bad
 
 
 INSTANCES = [(3, 2, 0), (4, 2, 1), (5, 3, 2), (6, 3, 3)]

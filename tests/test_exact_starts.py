@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyomo.environ as pyo
 import pytest
+from model_rows import violated_rows
 
 import mlsched.exact as exact_module
 from mlsched import sim
@@ -30,18 +31,6 @@ def runs():
     inst = load(FIG5)
     sysm = get_system(family=inst.family)
     return inst, {name: sysm.execute(inst, sysm.policy(name)).schedule for name in ALGORITHMS}
-
-
-def violated_rows(model: pyo.ConcreteModel, tol: float = 1e-6) -> list[str]:
-    bad = []
-    for con in model.component_data_objects(pyo.Constraint, active=True):
-        body = pyo.value(con.body)
-        if (con.has_lb() and body < pyo.value(con.lower) - tol) or (con.has_ub() and body > pyo.value(con.upper) + tol):
-            bad.append(con.name)
-    for var in model.component_data_objects(pyo.Var, active=True):
-        if (var.lb is not None and var.value < var.lb - tol) or (var.ub is not None and var.value > var.ub + tol):
-            bad.append(var.name)
-    return bad
 
 
 @pytest.mark.parametrize("variant", oasis.VARIANTS)
