@@ -38,7 +38,7 @@ MIP start (:func:`program_schedule`): a checked non-preemptive schedule read as 
 x_jkt0 = 1 for its start t0 and configuration k = (W_j, zeta_j) read from the placement, Y, Z its
 allocation, p_js = [Z_js > 0], v_js = zeta_j [j uses s], a_jt = [t0 <= t <= t0 + d_jk - 1],
 y = Y a, z = Z a. Every row then holds with the schedule's own values: (O4), (O8) are the checker's
-(3i), (3c), (3d); (O3), (O5)-(O7) hold by construction.
+(3i), (3c), (3d); (O1)-(O3), (O5)-(O7) hold by construction.
 
 UB-POOL (``variant="ub-pool"``, an LP): x in [0, 1], (O1) and per-slot pooled capacity
   sum_j sum_k W_k act_jkt <= sum_s C_sw,  sum_j act_jt <= sum_s C_sp,
