@@ -60,6 +60,23 @@ class WindowMinimum:
         return np.minimum(table[rows, start:stop], table[rows, start + shift:stop + shift])
 
 
+    def many(self, lengths: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """(rows, len(lengths), stop - start): :meth:`__call__` for every length at once. Windows
+        that would reach past the held columns read clipped columns: callers mask them."""
+        lengths = np.asarray(lengths, dtype=np.int64)
+        levels = np.array([int(n).bit_length() - 1 for n in lengths.tolist()], dtype=np.int64)
+        steps = np.arange(start, stop)
+        out = np.empty((self.values.shape[0], lengths.size, stop - start))
+        for level in np.unique(levels).tolist():
+            group = np.flatnonzero(levels == level)
+            table = self._level(level, stop + int(lengths[group].max()) - 1)
+            edge = table.shape[1] - 1
+            shifts = lengths[group] - (1 << level)
+            out[:, group, :] = np.minimum(table[:, np.minimum(steps, edge)][:, None, :],
+                                          table[:, np.minimum(steps[None, :] + shifts[:, None], edge)])
+        return out
+
+
 @dataclass
 class RoundView:
     """What one job sees of its round: per-slot free capacity, the quota bounds and the prices."""
@@ -131,8 +148,8 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
     line-6 choice of an offset that could (the output is unchanged)."""
     tau = view.eta_w.shape[0]
     n_servers = view.free_w.shape[0]
-    window = WindowMinimum(np.vstack([view.free_w, view.free_p, view.quota_w[None, :],
-                                      view.quota_p[None, :]]).astype(float))
+    free = WindowMinimum(np.vstack([view.free_w, view.free_p]).astype(float))
+    quotas = WindowMinimum(np.vstack([view.quota_w, view.quota_p]).astype(float))
     sums = (np.concatenate([[0.0], np.cumsum(view.eta_w)]), np.concatenate([[0.0], np.cumsum(view.eta_p)]))
     literal = mincostc_cost == "literal"
 
@@ -143,40 +160,46 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
         ends_in_round = np.minimum(stop, tau - d + 1) > start
         return ends_in_round & ~(np.asarray(job.utility.value(start + d), dtype=float) <= best + EPS)
 
-    def side(w: int, centralized: bool, start: int, stop: int, best: float) -> np.ndarray:
-        """mu = phi(o + d - 1) - cost for offsets o in [start + 1, stop] (-inf without a placement or
-        past the round, or where even the least cost leaves mu <= best - EPS), for an open (side, W)."""
-        out = np.full(stop - start, -np.inf)
-        d = int((job.central if centralized else job.distributed)[w - 1])
-        last = min(stop, tau - d + 1)            # offsets o <= tau - d + 1 end in the round
-        value = np.asarray(job.utility.value(np.arange(start + 1, last + 1) + d - 1), dtype=float)
-        win_w = sums[0][start + d:last + d] - sums[0][start:last]
-        win_p = sums[1][start + d:last + d] - sums[1][start:last]
-        quota = window(d, start, last, slice(2 * n_servers, 2 * n_servers + 2))
-        if centralized:
-            cost = d * (w * view.eta_w[start:last] + view.eta_p[start:last]) if literal else w * win_w + win_p
-            hopeful = (quota[0] >= w) & (quota[1] >= 1) & (value - cost > best - EPS)
-        else:                                    # the cost is at least the workers' (one PS or more on top)
-            hopeful = (quota[0] >= w) & (value - w * win_w > best - EPS)
-        cand = np.flatnonzero(hopeful)
-        if not cand.size:
+    def side(workers: np.ndarray, centralized: bool, start: int, stop: int, best: float) -> np.ndarray:
+        """(stop - start, D_j): mu = phi(o + d - 1) - cost for offsets o in [start + 1, stop] and the
+        open ``workers`` W of one side (-inf without a placement or past the round, or where even
+        the least cost leaves mu <= best - EPS; -inf for the other W)."""
+        out = np.full((stop - start, job.chunks), -np.inf)
+        if not workers.size:
             return out
-        lo, hi = start + int(cand[0]), start + int(cand[-1]) + 1     # the offsets worth placing
-        table = window(d, lo, hi, slice(0, 2 * n_servers))
-        fw, fp = table[:n_servers], table[n_servers:]
-        qw, qp = quota[0, lo - start:hi - start], quota[1, lo - start:hi - start]
+        d = (job.central if centralized else job.distributed)[workers - 1]
+        w = workers[:, None]
+        begin = np.arange(start, stop)                       # o - 1
+        ends = np.minimum(begin[None, :] + d[:, None], tau)   # o - 1 + d (clipped past the round)
+        in_round = begin[None, :] < (tau - d + 1)[:, None]    # o <= tau - d + 1
+        value = np.asarray(job.utility.value(begin[None, :] + d[:, None]), dtype=float)
+        win_w = sums[0][ends] - sums[0][begin]
+        win_p = sums[1][ends] - sums[1][begin]
+        quota = quotas.many(d, start, stop)
         if centralized:
-            ok = (qw >= w) & (qp >= 1) & ((fw >= w) & (fp >= 1)).any(axis=0)
-            cost = cost[lo - start:hi - start]
-        else:
-            local = np.minimum(w - 1, fw)
-            need = ps_needed(w - local, *bandwidth)
-            usable = (need <= fp) & (need <= qp)
-            first = np.argmin(np.where(usable, need, np.inf), axis=0)
-            cols = np.arange(hi - lo)
-            ok = usable.any(axis=0) & (qw >= w) & (fw.sum(axis=0) - fw[first, cols] >= w - local[first, cols])
-            cost = w * win_w[lo - start:hi - start] + need[first, cols] * win_p[lo - start:hi - start]
-        out[lo - start:hi - start] = np.where(ok, value[lo - start:hi - start] - cost, -np.inf)
+            cost = (d[:, None] * (w * view.eta_w[begin] + view.eta_p[begin]) if literal else w * win_w + win_p)
+            hopeful = in_round & (quota[0] >= w) & (quota[1] >= 1) & (value - cost > best - EPS)
+        else:                                    # the cost is at least the workers' (one PS or more on top)
+            hopeful = in_round & (quota[0] >= w) & (value - w * win_w > best - EPS)
+        for row in np.flatnonzero(hopeful.any(axis=1)).tolist():
+            cand = np.flatnonzero(hopeful[row])
+            lo, hi = int(cand[0]), int(cand[-1]) + 1      # the offsets worth placing, from start
+            wr, dr = int(workers[row]), int(d[row])
+            table = free(dr, start + lo, start + hi)
+            fw, fp = table[:n_servers], table[n_servers:]
+            qw, qp = quota[0, row, lo:hi], quota[1, row, lo:hi]
+            if centralized:
+                ok = (qw >= wr) & (qp >= 1) & ((fw >= wr) & (fp >= 1)).any(axis=0)
+                cost_row = cost[row, lo:hi]
+            else:
+                local = np.minimum(wr - 1, fw)
+                need = ps_needed(wr - local, *bandwidth)
+                usable = (need <= fp) & (need <= qp)
+                first = np.argmin(np.where(usable, need, np.inf), axis=0)
+                cols = np.arange(hi - lo)
+                ok = usable.any(axis=0) & (qw >= wr) & (fw.sum(axis=0) - fw[first, cols] >= wr - local[first, cols])
+                cost_row = wr * win_w[row, lo:hi] + need[first, cols] * win_p[row, lo:hi]
+            out[lo:hi, wr - 1] = np.where(ok, value[row, lo:hi] - cost_row, -np.inf)
         return out
 
     best, best_at, best_central = 0.0, (0, 0), False
@@ -187,16 +210,10 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
         open_d = open_workers(job.distributed, start, stop, best)
         if not (open_c.any() or open_d.any()):
             break
-        grid = np.full((stop - start, job.chunks), -np.inf)       # o-major, as Alg. 3 scans
-        central = np.zeros((stop - start, job.chunks), dtype=bool)
-        closed = np.full(stop - start, -np.inf)
-        for w in (np.flatnonzero(open_c | open_d) + 1).tolist():
-            mu_c = side(w, True, start, stop, best) if open_c[w - 1] else closed
-            mu_d = side(w, False, start, stop, best) if open_d[w - 1] else closed
-            take_c = (mu_c > -np.inf) & (mu_c >= mu_d - EPS)      # line 6: C wins ties
-            grid[:, w - 1] = np.where(take_c, mu_c, mu_d)
-            central[:, w - 1] = take_c
-        flat = grid.ravel()
+        mu_c = side(np.flatnonzero(open_c) + 1, True, start, stop, best)       # o-major, as Alg. 3 scans
+        mu_d = side(np.flatnonzero(open_d) + 1, False, start, stop, best)
+        central = (mu_c > -np.inf) & (mu_c >= mu_d - EPS)      # line 6: C wins ties
+        flat = np.where(central, mu_c, mu_d).ravel()
         records = np.flatnonzero(flat > np.maximum.accumulate(np.concatenate([[best], flat[:-1]])))
         for idx in records:                              # line 10, strict with EPS, first in scan order
             if flat[idx] > best + EPS:
