@@ -38,10 +38,19 @@ MINCOSTC_COSTS = ("per_slot", "literal")
 class WindowMinimum:
     """Minima of every row of a (rows, T) array over windows [o, o + d), answered in O(1) per window
     from a sparse table whose levels (minima over 2^k slots) are built as lengths need them, over
-    the first columns queries reach (doubled, and the levels rebuilt, when a query reaches further)."""
+    the first columns queries reach (doubled, and the levels rebuilt, when a query reaches further).
+    The rows may be given as blocks, stacked (as floats) at the first query."""
 
-    def __init__(self, values: np.ndarray):
-        self.values, self.columns, self.levels = values, 0, [values[:, :0]]
+    def __init__(self, *blocks: np.ndarray):
+        self.blocks, self.columns, self._values = blocks, 0, None
+        self.levels: list[np.ndarray] = []
+
+    @property
+    def values(self) -> np.ndarray:
+        if self._values is None:
+            self._values = np.vstack(self.blocks).astype(float)
+            self.levels = [self._values[:, :0]]
+        return self._values
 
     def _level(self, level: int, columns: int) -> np.ndarray:
         if columns > self.columns:
@@ -60,23 +69,6 @@ class WindowMinimum:
         return np.minimum(table[rows, start:stop], table[rows, start + shift:stop + shift])
 
 
-    def many(self, lengths: np.ndarray, start: int, stop: int) -> np.ndarray:
-        """(rows, len(lengths), stop - start): :meth:`__call__` for every length at once. Windows
-        that would reach past the held columns read clipped columns: callers mask them."""
-        lengths = np.asarray(lengths, dtype=np.int64)
-        levels = np.array([int(n).bit_length() - 1 for n in lengths.tolist()], dtype=np.int64)
-        steps = np.arange(start, stop)
-        out = np.empty((self.values.shape[0], lengths.size, stop - start))
-        for level in np.unique(levels).tolist():
-            group = np.flatnonzero(levels == level)
-            table = self._level(level, stop + int(lengths[group].max()) - 1)
-            edge = table.shape[1] - 1
-            shifts = lengths[group] - (1 << level)
-            out[:, group, :] = np.minimum(table[:, np.minimum(steps, edge)][:, None, :],
-                                          table[:, np.minimum(steps[None, :] + shifts[:, None], edge)])
-        return out
-
-
 @dataclass
 class RoundView:
     """What one job sees of its round: per-slot free capacity, the quota bounds and the prices."""
@@ -87,6 +79,11 @@ class RoundView:
     quota_p: np.ndarray    # (tau,)
     eta_w: np.ndarray      # (tau,) posted prices
     eta_p: np.ndarray
+    free_minimum: WindowMinimum | None = None   # minima of free_w, free_p (stacked) over windows; built when not given
+
+    def __post_init__(self) -> None:
+        if self.free_minimum is None:
+            self.free_minimum = WindowMinimum(self.free_w, self.free_p)
 
 
 @dataclass(frozen=True)
@@ -148,8 +145,8 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
     line-6 choice of an offset that could (the output is unchanged)."""
     tau = view.eta_w.shape[0]
     n_servers = view.free_w.shape[0]
-    free = WindowMinimum(np.vstack([view.free_w, view.free_p]).astype(float))
-    quotas = WindowMinimum(np.vstack([view.quota_w, view.quota_p]).astype(float))
+    free = view.free_minimum
+    quotas = WindowMinimum(view.quota_w[None, :], view.quota_p[None, :])
     sums = (np.concatenate([[0.0], np.cumsum(view.eta_w)]), np.concatenate([[0.0], np.cumsum(view.eta_p)]))
     literal = mincostc_cost == "literal"
 
@@ -175,19 +172,22 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
         value = np.asarray(job.utility.value(begin[None, :] + d[:, None]), dtype=float)
         win_w = sums[0][ends] - sums[0][begin]
         win_p = sums[1][ends] - sums[1][begin]
-        quota = quotas.many(d, start, stop)
         if centralized:
             cost = (d[:, None] * (w * view.eta_w[begin] + view.eta_p[begin]) if literal else w * win_w + win_p)
-            hopeful = in_round & (quota[0] >= w) & (quota[1] >= 1) & (value - cost > best - EPS)
+            priced = in_round & (value - cost > best - EPS)
         else:                                    # the cost is at least the workers' (one PS or more on top)
-            hopeful = in_round & (quota[0] >= w) & (value - w * win_w > best - EPS)
-        for row in np.flatnonzero(hopeful.any(axis=1)).tolist():
-            cand = np.flatnonzero(hopeful[row])
-            lo, hi = int(cand[0]), int(cand[-1]) + 1      # the offsets worth placing, from start
+            priced = in_round & (value - w * win_w > best - EPS)
+        for row in np.flatnonzero(priced.any(axis=1)).tolist():
             wr, dr = int(workers[row]), int(d[row])
+            quota = quotas(dr, start, min(stop, tau - dr + 1))      # over the offsets that end in the round
+            hopeful = priced[row, :quota.shape[1]] & (quota[0] >= wr) & ((quota[1] >= 1) if centralized else True)
+            cand = np.flatnonzero(hopeful)
+            if not cand.size:
+                continue
+            lo, hi = int(cand[0]), int(cand[-1]) + 1      # the offsets worth placing, from start
             table = free(dr, start + lo, start + hi)
             fw, fp = table[:n_servers], table[n_servers:]
-            qw, qp = quota[0, row, lo:hi], quota[1, row, lo:hi]
+            qw, qp = quota[0, lo:hi], quota[1, lo:hi]
             if centralized:
                 ok = (qw >= wr) & (qp >= 1) & ((fw >= wr) & (fp >= 1)).any(axis=0)
                 cost_row = cost[row, lo:hi]
