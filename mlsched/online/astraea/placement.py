@@ -79,11 +79,24 @@ class RoundView:
     quota_p: np.ndarray    # (tau,)
     eta_w: np.ndarray      # (tau,) posted prices
     eta_p: np.ndarray
-    free_minimum: WindowMinimum | None = None   # minima of free_w, free_p (stacked) over windows; built when not given
+    free_minimum: WindowMinimum | None = None   # minima of free_w, free_p (stacked) over windows
+    load_minimum: WindowMinimum | None = None   # minima of the cluster's free-capacity bounds over windows
 
     def __post_init__(self) -> None:
+        """Both window minima are built here unless given (a round shares them while free_w, free_p hold)."""
         if self.free_minimum is None:
             self.free_minimum = WindowMinimum(self.free_w, self.free_p)
+        if self.load_minimum is None:
+            self.load_minimum = load_minimum(self.free_w, self.free_p)
+
+
+def load_minimum(free_w: np.ndarray, free_p: np.ndarray) -> WindowMinimum:
+    """Window minima of sum_s free_w(s, t), max_s free_w(s, t) and max_s free_p(s, t): over a run,
+    sum_s Fw_s, max_s Fw_s and max_s Fp_s are at most these minima, so a run where they fall short
+    of W workers in all (MINCOSTD), of W on one server (MINCOSTC) or of one PS (both) has no
+    placement."""
+    return WindowMinimum(free_w.sum(axis=0)[None, :], free_w.max(axis=0, initial=0)[None, :],
+                         free_p.max(axis=0, initial=0)[None, :])
 
 
 @dataclass(frozen=True)
@@ -139,13 +152,14 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
     Offsets are scanned in chunks of doubling length; a (side, W) is left out of a chunk when
     phi_j at the chunk's first completion is at most the best mu so far, and the scan stops when
     every (side, W) is left out: the exact speed-up of spec §3.4 (cost >= 0, phi non-increasing).
-    Within a chunk, placements are sought only at offsets where the quota admits W and
-    phi_j - (the least cost: W workers' prices, plus one PS's for MINCOSTC) exceeds the best mu so
-    far less EPS: any other offset's mu is at most best - EPS, so neither wins line 10 nor turns the
+    Within a chunk, placements are sought only at offsets where the quota admits W, the cluster's
+    free-capacity bounds (:func:`load_minimum`) leave room for a placement, and phi_j - (the least
+    cost: W workers' prices, plus one PS's for MINCOSTC) exceeds the best mu so far less EPS (the
+    price bound first, for all open W of a side at once): any other offset's mu is at most best - EPS, so neither wins line 10 nor turns the
     line-6 choice of an offset that could (the output is unchanged)."""
     tau = view.eta_w.shape[0]
     n_servers = view.free_w.shape[0]
-    free = view.free_minimum
+    free, load = view.free_minimum, view.load_minimum
     quotas = WindowMinimum(view.quota_w[None, :], view.quota_p[None, :])
     sums = (np.concatenate([[0.0], np.cumsum(view.eta_w)]), np.concatenate([[0.0], np.cumsum(view.eta_p)]))
     literal = mincostc_cost == "literal"
@@ -179,8 +193,12 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
             priced = in_round & (value - w * win_w > best - EPS)
         for row in np.flatnonzero(priced.any(axis=1)).tolist():
             wr, dr = int(workers[row]), int(d[row])
-            quota = quotas(dr, start, min(stop, tau - dr + 1))      # over the offsets that end in the round
-            hopeful = priced[row, :quota.shape[1]] & (quota[0] >= wr) & ((quota[1] >= 1) if centralized else True)
+            last = min(stop, tau - dr + 1)            # the offsets that end in the round
+            quota, room = quotas(dr, start, last), load(dr, start, last)
+            hopeful = (priced[row, :last - start] & (quota[0] >= wr)
+                       & (room[1 if centralized else 0] >= wr) & (room[2] >= 1))
+            if centralized:
+                hopeful &= quota[1] >= 1
             cand = np.flatnonzero(hopeful)
             if not cand.size:
                 continue
