@@ -15,8 +15,9 @@ t^+ = t^- + d - 1 <= rho1, over the slots [t^-, t^+]:
   value     phi_j(t^+ - rho0) - cost; centralized wins ties (line 6, each side its own t^+);
             the job's best is the first (o outer, W inner) strictly above the best so far and 0 (line 10)
 
-Every (o, W) pair is evaluated, vectorised over o: window minima come from a sparse table, window
-price sums from prefix sums; placements are built only for the winner (the costs do not depend on
+Every (o, W) pair is evaluated, vectorised over o (and over W for the price bounds): window minima
+come from sparse tables a round shares between allocations, window price sums from prefix sums;
+placements are built only for the winner (the costs do not depend on
 which server of H is chosen). All float comparisons use EPS = 1e-9.
 """
 
