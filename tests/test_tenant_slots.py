@@ -11,7 +11,8 @@ from astraea_builders import ex
 
 from mlsched.baselines.gandiva_fair import GandivaFair, water_fill
 from mlsched.baselines.hived import HiveD
-from mlsched.baselines.tenant_placement import FreeSlots, first_fit, gang_size
+from mlsched.baselines.tenant_placement import FreeSlots, first_fit, gang_size, with_ps
+from mlsched.instance.parameter_server import ps_needed
 from mlsched.instance.generators.astraea import tiny_astraea
 from mlsched.sim.tenant_run import run_tenant
 from mlsched.errors import UsageError
@@ -181,3 +182,27 @@ def _beyond_quota(inst, run) -> bool:
         if (np.bincount(owners[live], weights=run.workers[live], minlength=len(quota)) > quota).any():
             return True
     return False
+
+
+def test_with_ps_takes_the_free_server_holding_most_workers_that_covers_the_rest() -> None:
+    """Against a scan of the servers one by one: the PS goes to the free-PS server that meets (3i)
+    for the workers elsewhere and holds the most of them, the lowest index among equals."""
+    rng = np.random.default_rng(5)
+    inst = tiny_astraea(seed=1)
+    n = len(inst.servers)
+    found = 0
+    for _ in range(300):
+        free = FreeSlots.of(inst)
+        free.ps = rng.integers(0, 2, n) * free.ps
+        workers = rng.integers(0, 3, n)
+        total = int(workers.sum())
+        fits = [s for s in range(n) if free.ps[s] > 0
+                and ps_needed(total - int(workers[s]), inst.worker_bandwidth, inst.ps_bandwidth) <= 1]
+        ps = with_ps(inst, free, workers)
+        if not fits:
+            assert ps is None
+            continue
+        best = max(fits, key=lambda s: (workers[s], -s))
+        assert ps is not None and ps.sum() == 1 and ps[best] == 1
+        found += 1
+    assert found > 30

@@ -55,7 +55,7 @@ class HiveD(GangScheduler):
                 used[u] += self.size[j]
                 chosen.append((j, *placed))
         for j in opportunistic if self.opportunistic else ():
-            idle_now = free.idle(inst)
+            idle_now = free.idle()
             idle = [s for s in self.order[inst.jobs[j].owner] if idle_now[s]]
             placed = self._affine(free, self.size[j], idle, whole_only=True)
             if placed is not None:
@@ -67,7 +67,7 @@ class HiveD(GangScheduler):
                 whole_only: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
         """All on one server when ``size`` fits one, else on whole idle servers; None if neither."""
         inst = self.instance
-        idle_now = free.idle(inst)
+        idle_now = free.idle()
         for s in servers:
             fits = free.workers[s] >= size and free.ps[s] >= 1
             if fits and (not whole_only or idle_now[s]):

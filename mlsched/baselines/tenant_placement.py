@@ -53,14 +53,17 @@ class FreeSlots:
 
     workers: np.ndarray
     ps: np.ndarray
+    capacity_w: np.ndarray     # C_sw
+    capacity_p: np.ndarray     # C_sp
 
     @classmethod
     def of(cls, instance: MultiTenantInstance) -> FreeSlots:
-        return cls(instance.worker_capacity.copy(), instance.ps_capacity.copy())
+        capacity_w, capacity_p = instance.worker_capacity, instance.ps_capacity
+        return cls(capacity_w.copy(), capacity_p.copy(), capacity_w, capacity_p)
 
-    def idle(self, instance: MultiTenantInstance) -> np.ndarray:
+    def idle(self) -> np.ndarray:
         """Servers nothing runs on."""
-        return (self.workers == instance.worker_capacity) & (self.ps == instance.ps_capacity)
+        return (self.workers == self.capacity_w) & (self.ps == self.capacity_p)
 
     def take(self, workers: np.ndarray, ps: np.ndarray) -> None:
         self.workers -= workers
@@ -68,15 +71,14 @@ class FreeSlots:
 
 
 def with_ps(instance: MultiTenantInstance, free: FreeSlots, workers: np.ndarray) -> np.ndarray | None:
-    """One PS on the free-PS server holding the most of ``workers`` that satisfies (3i), or None."""
-    total = int(workers.sum())
-    candidates = [s for s in np.flatnonzero(free.ps > 0)
-                  if ps_needed(total - int(workers[s]), instance.worker_bandwidth, instance.ps_bandwidth) <= 1]
-    if not candidates:
+    """One PS on the free-PS server holding the most of ``workers`` (the lowest index among equals)
+    that satisfies (3i), or None."""
+    remote = int(workers.sum()) - workers
+    candidates = np.flatnonzero((free.ps > 0) & (ps_needed(remote, instance.worker_bandwidth, instance.ps_bandwidth) <= 1))
+    if not candidates.size:
         return None
-    best = max(candidates, key=lambda s: (workers[s], -s))
     ps = np.zeros_like(workers)
-    ps[best] = 1
+    ps[candidates[np.argmax(workers[candidates])]] = 1
     return ps
 
 

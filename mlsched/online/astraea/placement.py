@@ -15,8 +15,9 @@ t^+ = t^- + d - 1 <= rho1, over the slots [t^-, t^+]:
   value     phi_j(t^+ - rho0) - cost; centralized wins ties (line 6, each side its own t^+);
             the job's best is the first (o outer, W inner) strictly above the best so far and 0 (line 10)
 
-Every (o, W) pair is evaluated, vectorised over o: window minima come from a sparse table, window
-price sums from prefix sums; placements are built only for the winner (the costs do not depend on
+Every (o, W) pair is evaluated, vectorised over o (and over W for the price bounds): window minima
+come from sparse tables a round shares between allocations, window price sums from prefix sums;
+placements are built only for the winner (the costs do not depend on
 which server of H is chosen). All float comparisons use EPS = 1e-9.
 """
 
@@ -38,10 +39,19 @@ MINCOSTC_COSTS = ("per_slot", "literal")
 class WindowMinimum:
     """Minima of every row of a (rows, T) array over windows [o, o + d), answered in O(1) per window
     from a sparse table whose levels (minima over 2^k slots) are built as lengths need them, over
-    the first columns queries reach (doubled, and the levels rebuilt, when a query reaches further)."""
+    the first columns queries reach (doubled, and the levels rebuilt, when a query reaches further).
+    The rows may be given as blocks, stacked (as floats) at the first query."""
 
-    def __init__(self, values: np.ndarray):
-        self.values, self.columns, self.levels = values, 0, [values[:, :0]]
+    def __init__(self, *blocks: np.ndarray):
+        self.blocks, self.columns, self._values = blocks, 0, None
+        self.levels: list[np.ndarray] = []
+
+    @property
+    def values(self) -> np.ndarray:
+        if self._values is None:
+            self._values = np.vstack(self.blocks).astype(float)
+            self.levels = [self._values[:, :0]]
+        return self._values
 
     def _level(self, level: int, columns: int) -> np.ndarray:
         if columns > self.columns:
@@ -70,6 +80,24 @@ class RoundView:
     quota_p: np.ndarray    # (tau,)
     eta_w: np.ndarray      # (tau,) posted prices
     eta_p: np.ndarray
+    free_minimum: WindowMinimum | None = None   # minima of free_w, free_p (stacked) over windows
+    load_minimum: WindowMinimum | None = None   # minima of the cluster's free-capacity bounds over windows
+
+    def __post_init__(self) -> None:
+        """Both window minima are built here unless given (a round shares them while free_w, free_p hold)."""
+        if self.free_minimum is None:
+            self.free_minimum = WindowMinimum(self.free_w, self.free_p)
+        if self.load_minimum is None:
+            self.load_minimum = load_minimum(self.free_w, self.free_p)
+
+
+def load_minimum(free_w: np.ndarray, free_p: np.ndarray) -> WindowMinimum:
+    """Window minima of sum_s free_w(s, t), max_s free_w(s, t) and max_s free_p(s, t): over a run,
+    sum_s Fw_s, max_s Fw_s and max_s Fp_s are at most these minima, so a run where they fall short
+    of W workers in all (MINCOSTD), of W on one server (MINCOSTC) or of one PS (both) has no
+    placement."""
+    return WindowMinimum(free_w.sum(axis=0)[None, :], free_w.max(axis=0, initial=0)[None, :],
+                         free_p.max(axis=0, initial=0)[None, :])
 
 
 @dataclass(frozen=True)
@@ -125,14 +153,15 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
     Offsets are scanned in chunks of doubling length; a (side, W) is left out of a chunk when
     phi_j at the chunk's first completion is at most the best mu so far, and the scan stops when
     every (side, W) is left out: the exact speed-up of spec §3.4 (cost >= 0, phi non-increasing).
-    Within a chunk, placements are sought only at offsets where the quota admits W and
-    phi_j - (the least cost: W workers' prices, plus one PS's for MINCOSTC) exceeds the best mu so
-    far less EPS: any other offset's mu is at most best - EPS, so neither wins line 10 nor turns the
+    Within a chunk, placements are sought only at offsets where the quota admits W, the cluster's
+    free-capacity bounds (:func:`load_minimum`) leave room for a placement, and phi_j - (the least
+    cost: W workers' prices, plus one PS's for MINCOSTC) exceeds the best mu so far less EPS (the
+    price bound first, for all open W of a side at once): any other offset's mu is at most best - EPS, so neither wins line 10 nor turns the
     line-6 choice of an offset that could (the output is unchanged)."""
     tau = view.eta_w.shape[0]
     n_servers = view.free_w.shape[0]
-    window = WindowMinimum(np.vstack([view.free_w, view.free_p, view.quota_w[None, :],
-                                      view.quota_p[None, :]]).astype(float))
+    free, load = view.free_minimum, view.load_minimum
+    quotas = WindowMinimum(view.quota_w[None, :], view.quota_p[None, :])
     sums = (np.concatenate([[0.0], np.cumsum(view.eta_w)]), np.concatenate([[0.0], np.cumsum(view.eta_p)]))
     literal = mincostc_cost == "literal"
 
@@ -143,40 +172,53 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
         ends_in_round = np.minimum(stop, tau - d + 1) > start
         return ends_in_round & ~(np.asarray(job.utility.value(start + d), dtype=float) <= best + EPS)
 
-    def side(w: int, centralized: bool, start: int, stop: int, best: float) -> np.ndarray:
-        """mu = phi(o + d - 1) - cost for offsets o in [start + 1, stop] (-inf without a placement or
-        past the round, or where even the least cost leaves mu <= best - EPS), for an open (side, W)."""
-        out = np.full(stop - start, -np.inf)
-        d = int((job.central if centralized else job.distributed)[w - 1])
-        last = min(stop, tau - d + 1)            # offsets o <= tau - d + 1 end in the round
-        value = np.asarray(job.utility.value(np.arange(start + 1, last + 1) + d - 1), dtype=float)
-        win_w = sums[0][start + d:last + d] - sums[0][start:last]
-        win_p = sums[1][start + d:last + d] - sums[1][start:last]
-        quota = window(d, start, last, slice(2 * n_servers, 2 * n_servers + 2))
-        if centralized:
-            cost = d * (w * view.eta_w[start:last] + view.eta_p[start:last]) if literal else w * win_w + win_p
-            hopeful = (quota[0] >= w) & (quota[1] >= 1) & (value - cost > best - EPS)
-        else:                                    # the cost is at least the workers' (one PS or more on top)
-            hopeful = (quota[0] >= w) & (value - w * win_w > best - EPS)
-        cand = np.flatnonzero(hopeful)
-        if not cand.size:
+    def side(workers: np.ndarray, centralized: bool, start: int, stop: int, best: float) -> np.ndarray:
+        """(stop - start, D_j): mu = phi(o + d - 1) - cost for offsets o in [start + 1, stop] and the
+        open ``workers`` W of one side (-inf without a placement or past the round, or where even
+        the least cost leaves mu <= best - EPS; -inf for the other W)."""
+        out = np.full((stop - start, job.chunks), -np.inf)
+        if not workers.size:
             return out
-        lo, hi = start + int(cand[0]), start + int(cand[-1]) + 1     # the offsets worth placing
-        table = window(d, lo, hi, slice(0, 2 * n_servers))
-        fw, fp = table[:n_servers], table[n_servers:]
-        qw, qp = quota[0, lo - start:hi - start], quota[1, lo - start:hi - start]
+        d = (job.central if centralized else job.distributed)[workers - 1]
+        w = workers[:, None]
+        begin = np.arange(start, stop)                       # o - 1
+        ends = np.minimum(begin[None, :] + d[:, None], tau)   # o - 1 + d (clipped past the round)
+        in_round = begin[None, :] < (tau - d + 1)[:, None]    # o <= tau - d + 1
+        value = np.asarray(job.utility.value(begin[None, :] + d[:, None]), dtype=float)
+        win_w = sums[0][ends] - sums[0][begin]
+        win_p = sums[1][ends] - sums[1][begin]
         if centralized:
-            ok = (qw >= w) & (qp >= 1) & ((fw >= w) & (fp >= 1)).any(axis=0)
-            cost = cost[lo - start:hi - start]
-        else:
-            local = np.minimum(w - 1, fw)
-            need = ps_needed(w - local, *bandwidth)
-            usable = (need <= fp) & (need <= qp)
-            first = np.argmin(np.where(usable, need, np.inf), axis=0)
-            cols = np.arange(hi - lo)
-            ok = usable.any(axis=0) & (qw >= w) & (fw.sum(axis=0) - fw[first, cols] >= w - local[first, cols])
-            cost = w * win_w[lo - start:hi - start] + need[first, cols] * win_p[lo - start:hi - start]
-        out[lo - start:hi - start] = np.where(ok, value[lo - start:hi - start] - cost, -np.inf)
+            cost = (d[:, None] * (w * view.eta_w[begin] + view.eta_p[begin]) if literal else w * win_w + win_p)
+            priced = in_round & (value - cost > best - EPS)
+        else:                                    # the cost is at least the workers' (one PS or more on top)
+            priced = in_round & (value - w * win_w > best - EPS)
+        for row in np.flatnonzero(priced.any(axis=1)).tolist():
+            wr, dr = int(workers[row]), int(d[row])
+            last = min(stop, tau - dr + 1)            # the offsets that end in the round
+            quota, room = quotas(dr, start, last), load(dr, start, last)
+            hopeful = (priced[row, :last - start] & (quota[0] >= wr)
+                       & (room[1 if centralized else 0] >= wr) & (room[2] >= 1))
+            if centralized:
+                hopeful &= quota[1] >= 1
+            cand = np.flatnonzero(hopeful)
+            if not cand.size:
+                continue
+            lo, hi = int(cand[0]), int(cand[-1]) + 1      # the offsets worth placing, from start
+            table = free(dr, start + lo, start + hi)
+            fw, fp = table[:n_servers], table[n_servers:]
+            qw, qp = quota[0, lo:hi], quota[1, lo:hi]
+            if centralized:
+                ok = (qw >= wr) & (qp >= 1) & ((fw >= wr) & (fp >= 1)).any(axis=0)
+                cost_row = cost[row, lo:hi]
+            else:
+                local = np.minimum(wr - 1, fw)
+                need = ps_needed(wr - local, *bandwidth)
+                usable = (need <= fp) & (need <= qp)
+                first = np.argmin(np.where(usable, need, np.inf), axis=0)
+                cols = np.arange(hi - lo)
+                ok = usable.any(axis=0) & (qw >= wr) & (fw.sum(axis=0) - fw[first, cols] >= wr - local[first, cols])
+                cost_row = wr * win_w[row, lo:hi] + need[first, cols] * win_p[row, lo:hi]
+            out[lo:hi, wr - 1] = np.where(ok, value[row, lo:hi] - cost_row, -np.inf)
         return out
 
     best, best_at, best_central = 0.0, (0, 0), False
@@ -187,16 +229,10 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
         open_d = open_workers(job.distributed, start, stop, best)
         if not (open_c.any() or open_d.any()):
             break
-        grid = np.full((stop - start, job.chunks), -np.inf)       # o-major, as Alg. 3 scans
-        central = np.zeros((stop - start, job.chunks), dtype=bool)
-        closed = np.full(stop - start, -np.inf)
-        for w in (np.flatnonzero(open_c | open_d) + 1).tolist():
-            mu_c = side(w, True, start, stop, best) if open_c[w - 1] else closed
-            mu_d = side(w, False, start, stop, best) if open_d[w - 1] else closed
-            take_c = (mu_c > -np.inf) & (mu_c >= mu_d - EPS)      # line 6: C wins ties
-            grid[:, w - 1] = np.where(take_c, mu_c, mu_d)
-            central[:, w - 1] = take_c
-        flat = grid.ravel()
+        mu_c = side(np.flatnonzero(open_c) + 1, True, start, stop, best)       # o-major, as Alg. 3 scans
+        mu_d = side(np.flatnonzero(open_d) + 1, False, start, stop, best)
+        central = (mu_c > -np.inf) & (mu_c >= mu_d - EPS)      # line 6: C wins ties
+        flat = np.where(central, mu_c, mu_d).ravel()
         records = np.flatnonzero(flat > np.maximum.accumulate(np.concatenate([[best], flat[:-1]])))
         for idx in records:                              # line 10, strict with EPS, first in scan order
             if flat[idx] > best + EPS:

@@ -34,9 +34,13 @@ from mlsched.instance.multi_tenant import MultiTenantInstance
 from mlsched.online.astraea.parameters import (
     Constants, best_ideal_utility, constants, fitting_configurations, posted_prices, worker_cap)
 from mlsched.online.astraea.placement import (
-    CENTRAL_SERVER_RULES, MINCOSTC_COSTS, Candidate, JobShape, RoundView, best_candidate, job_shape)
+    CENTRAL_SERVER_RULES, MINCOSTC_COSTS, Candidate, JobShape, RoundView, WindowMinimum, best_candidate, job_shape,
+    load_minimum)
 from mlsched.sim.multi_tenant_check import TenantSchedule, realized_utilities
 from mlsched.tenant_metrics import mean_utilization, summary, tenant_gains
+
+# free_w, free_p, eta_w, eta_p and their window minima (RoundView's fields) over a round's first slots
+Capacity = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, WindowMinimum, WindowMinimum]
 
 
 @dataclass
@@ -129,22 +133,33 @@ class RoundState:
         self.pool_p = np.zeros(self.width, dtype=np.int64)
         self.quota_w = np.array([t.workers for t in instance.tenants], dtype=np.int64)
         self.quota_p = np.array([t.ps for t in instance.tenants], dtype=np.int64)
+        self._capacities: dict[int, Capacity] = {}
 
     def prices(self, cut: slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
         """eta_w(t), eta_p(t) over the round's slots (or the ``cut`` of them)."""
         return (posted_prices(self.theta[0], self.h_w[:, cut].sum(axis=0), int(self.cap_w.sum())),
                 posted_prices(self.theta[1], self.h_p[:, cut].sum(axis=0), int(self.cap_p.sum())))
 
+    def _capacity(self, span: int) -> Capacity:
+        """Free capacity, prices and their window minima over the first ``span`` slots: owner-blind,
+        so kept for every job until the next allocation."""
+        if span not in self._capacities:
+            cut = slice(0, span)
+            free_w, free_p = self.cap_w[:, None] - self.h_w[:, cut], self.cap_p[:, None] - self.h_p[:, cut]
+            self._capacities[span] = (free_w, free_p, *self.prices(cut), WindowMinimum(free_w, free_p),
+                                      load_minimum(free_w, free_p))
+        return self._capacities[span]
+
     def view(self, owner: int, span: int | None = None) -> RoundView:
         """What a job of ``owner`` sees of the round's first ``span`` slots (default: all held)."""
         if span is not None and span > self.width:
             raise ValueError(f"a view of {span} slots of a round holding {self.width}")
-        cut = slice(0, self.width if span is None else span)
-        eta_w, eta_p = self.prices(cut)
-        return RoundView(free_w=self.cap_w[:, None] - self.h_w[:, cut], free_p=self.cap_p[:, None] - self.h_p[:, cut],
-                         quota_w=np.maximum(self.quota_w[owner] - self.used_w[owner, cut], self.pool_w[cut]),
-                         quota_p=np.maximum(self.quota_p[owner] - self.used_p[owner, cut], self.pool_p[cut]),
-                         eta_w=eta_w, eta_p=eta_p)
+        span = self.width if span is None else span
+        free_w, free_p, eta_w, eta_p, free_minimum, load = self._capacity(span)
+        return RoundView(free_w=free_w, free_p=free_p,
+                         quota_w=np.maximum(self.quota_w[owner] - self.used_w[owner, :span], self.pool_w[:span]),
+                         quota_p=np.maximum(self.quota_p[owner] - self.used_p[owner, :span], self.pool_p[:span]),
+                         eta_w=eta_w, eta_p=eta_p, free_minimum=free_minimum, load_minimum=load)
 
     def close_phase_one(self) -> None:
         """a_w(t), a_p(t): the quota phase-1 jobs left unused (Alg. 2 line 4)."""
@@ -155,6 +170,7 @@ class RoundState:
         """Raise h over the candidate's run (Alg. 3 line 14) and, in phase 1, the owner's quota use;
         the run's columns."""
         run = slice(best.offset - 1, best.offset - 1 + best.duration)
+        self._capacities.clear()
         self.h_w[:, run] += best.y[:, None]
         self.h_p[:, run] += best.z[:, None]
         if phase == 1:
