@@ -376,6 +376,12 @@ class EventEngine:
     def _split(self, s: _AppState, gpus: list[int]) -> tuple[dict[int, frozenset[int]], frozenset[int]]:
         """The GPU set of every job of the current phase that runs (jobs without GPUs left out),
         and the GPUs used."""
+        if len(s.remaining) == 1:   # a one-job phase (every app of a Gavel trace): the same rule without array steps
+            if not gpus or not s.remaining[0] > 0:
+                return {}, frozenset()
+            chosen = frozenset(assign(gpus, split([float(s.remaining[0])], [int(s.caps[0])], len(gpus)),
+                                      self.instance.topology)[0])
+            return ({0: chosen}, chosen) if chosen else ({}, frozenset())
         alive = np.flatnonzero(s.remaining > 0)
         sets: dict[int, frozenset[int]] = {}
         if len(gpus) >= len(alive):
