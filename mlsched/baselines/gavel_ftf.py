@@ -178,19 +178,20 @@ class GavelFTF:
 
     def _schedule(self, view: RoundView) -> dict[int, int]:
         """Position in ``view.apps`` -> GPU type index, for the apps that run this round."""
-        left = self.capacity.copy()
+        left = self.capacity.tolist()
         chosen: dict[int, int] = {}
         scale_array, thr = self._throughputs(view.apps)
         scale = scale_array.astype(int).tolist()
         allocated = [app.index in self.allocation for app in view.apps]
         priority, deficit, allocation = self._priorities(view.apps, thr)
+        runs_on = (thr > 0).T.tolist()     # runs_on[k][i]: app i has throughput on type k
         order = np.arange(len(view.apps))
         for k in range(len(self.types)):
             # (priority, deficit, allocation) descending, ties in arrival order
             for i in np.lexsort((order, -allocation[:, k], -deficit[:, k], -priority[:, k])).tolist():
                 if left[k] == 0:
                     break
-                if i in chosen or thr[i, k] <= 0 or not allocated[i] or scale[i] > left[k]:
+                if i in chosen or not runs_on[k][i] or not allocated[i] or scale[i] > left[k]:
                     continue
                 left[k] -= scale[i]
                 chosen[i] = k

@@ -48,6 +48,9 @@ class AppView:
     in its current phase (alive jobs) and later phases, its elapsed time, T_id and profile.
     ``memo`` is the policy's scratch space for its own estimates of this app at this round."""
 
+    __slots__ = ("_state", "_engine", "index", "app", "start", "elapsed", "holdings", "expired", "unmet",
+                 "service", "memo")
+
     def __init__(self, state: _AppState, engine: EventEngine) -> None:
         self._state = state
         self._engine = engine
