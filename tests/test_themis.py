@@ -406,3 +406,47 @@ def test_tie_threshold_is_on_its_grid_within_the_a8_tolerance():
         slack = phi_star - threshold
         assert 1e-9 * max(1.0, abs(phi_star)) <= slack <= 1e-9 * max(1.0, abs(phi_star)) + TIE_GRID
     assert tie_threshold(29.765275442569973) == tie_threshold(29.76527544256997)   # one ulp apart
+
+
+def test_the_w1_run_s_first_tied_auction_resolves_alike_on_every_path():
+    """The first auction of the full W1 run whose allocation moved with A8's grid (docs/reproduction.md):
+    seven allocations share Phi* to the last bit and the fewest GPUs (app 671's two GPUs on any of
+    seven machines). Brute force over every allocation: each path returns one of them, with Phi*,
+    every Phi*_{-i} and c_i exact, and the three paths return the same one."""
+    import itertools
+    import json
+    from pathlib import Path
+
+    from mlsched.formulations.themis import log_values
+
+    data = json.loads((Path(__file__).parent / "data" / "themis-w1-tied-auction.json").read_text())
+    tables = [[(frozenset(b), r) for b, r in table] for table in data["tables"]]
+    offered, group_of = data["offered"], {int(g): m for g, m in data["machine_of"].items()}
+    machines = sorted(set(group_of.values()))
+    capacity = np.array([sum(group_of[g] == m for g in offered) for m in machines])
+    use = [np.array([[sum(group_of[g] == m for g in b) for m in machines] for b, _ in t]) for t in tables]
+    phi = log_values(tables)
+
+    def allocations(bidders):
+        """(welfare, GPUs, rows) of every feasible allocation among ``bidders``."""
+        return [(math.fsum(phi[i][b] for i, b in zip(bidders, rows)), sum(len(tables[i][b][0]) for i, b in zip(bidders, rows)), rows)
+                for rows in itertools.product(*(range(len(tables[i])) for i in bidders))
+                if np.all(sum(use[i][b] for i, b in zip(bidders, rows)) <= capacity)]
+
+    everyone = allocations(range(len(tables)))
+    top = max(w for w, _, _ in everyone)
+    tied = [a for a in everyone if a[0] >= top - 1e-9 * max(1.0, abs(top))]
+    fewest = min(n for _, n, _ in tied)
+    best = {rows for w, n, rows in tied if n == fewest}
+    assert len(best) == 7 and {w for w, n, _ in tied if n == fewest} == {top}   # an exact tie
+    results = {solves: pa_auction(tables, offered, group_of=group_of, lp_bound=False, solves=solves)
+               for solves in ("fixed", "persistent", "fresh")}
+    for result in results.values():
+        assert tuple(result.rows) in best
+        assert result.phi_star == pytest.approx(top, abs=1e-12)
+        for i, c in enumerate(result.payments):
+            without = max(w for w, _, _ in allocations([j for j in range(len(tables)) if j != i]))
+            assert result.phi_without[i] == pytest.approx(without, abs=1e-9)
+            assert c == pytest.approx(min(1.0, math.exp(top - phi[i][result.rows[i]] - without)), abs=1e-9)
+        assert result.rows == results["fresh"].rows
+        assert result.payments == pytest.approx(results["fresh"].payments, abs=1e-12)

@@ -35,6 +35,8 @@ GPUs in pool order (Gavel assigns servers in order).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from mlsched.formulations.themis_minmax import isolated_share, min_max_rho
@@ -60,7 +62,9 @@ class GavelFTF:
         self.types = topology.type_names or (UNTYPED,)
         kinds = topology.gpu_types or (UNTYPED,) * topology.num_gpus
         self.gpus_of = {t: [g for g in range(topology.num_gpus) if kinds[g] == t] for t in self.types}
+        self.type_of = {g: t for t, gpus in self.gpus_of.items() for g in gpus}
         self.capacity = np.array([len(self.gpus_of[t]) for t in self.types], dtype=float)
+        self.largest = int(self.capacity.max())          # an app's scale is capped at the largest type
         self.round_start = self.quiet_until = -np.inf
         self.speeds: dict[int, np.ndarray] = {}          # app -> its speed per type
         self.ran: dict[int, int] = {}                    # app -> type it ran on in the current round
@@ -125,18 +129,23 @@ class GavelFTF:
 
     # --- the allocation -------------------------------------------------------------------
     def _scale(self, app: AppView) -> int:
-        return int(min(app.unmet + len(app.holdings), self.capacity.max()))
+        return min(app.unmet + len(app.holdings), self.largest)
 
-    def _throughputs(self, app: AppView) -> np.ndarray:
+    def _speeds(self, app: AppView) -> np.ndarray:
         if app.index not in self.speeds:
             speeds = app.app.speed_of
             self.speeds[app.index] = np.array([speeds.get(t, 1.0) for t in self.types])
-        return self._scale(app) * self.speeds[app.index]
+        return self.speeds[app.index]
+
+    def _throughputs(self, apps: list[AppView]) -> tuple[np.ndarray, np.ndarray]:
+        """scale_i of every app and thr_ik = scale_i speed_ik (rows: apps, columns: types)."""
+        scale = np.array([self._scale(app) for app in apps], dtype=float)
+        speeds = np.array([self._speeds(app) for app in apps]).reshape(len(apps), len(self.types))
+        return scale, scale[:, None] * speeds
 
     def _allocate(self, view: RoundView) -> None:
         apps = view.apps
-        thr = np.array([self._throughputs(app) for app in apps])
-        scale = np.array([self._scale(app) for app in apps], dtype=float)
+        scale, thr = self._throughputs(apps)
         remaining = np.array([app.remaining_work for app in apps])
         for app, left in zip(apps, remaining):
             if app.index in self.previous:
@@ -169,19 +178,20 @@ class GavelFTF:
 
     def _schedule(self, view: RoundView) -> dict[int, int]:
         """Position in ``view.apps`` -> GPU type index, for the apps that run this round."""
-        left = self.capacity.copy()
+        left = self.capacity.tolist()
         chosen: dict[int, int] = {}
-        thr = np.array([self._throughputs(app) for app in view.apps]).reshape(len(view.apps), len(self.types))
-        scale = [self._scale(app) for app in view.apps]
+        scale_array, thr = self._throughputs(view.apps)
+        scale = scale_array.astype(int).tolist()
         allocated = [app.index in self.allocation for app in view.apps]
         priority, deficit, allocation = self._priorities(view.apps, thr)
+        runs_on = (thr > 0).T.tolist()     # runs_on[k][i]: app i has throughput on type k
         order = np.arange(len(view.apps))
         for k in range(len(self.types)):
             # (priority, deficit, allocation) descending, ties in arrival order
             for i in np.lexsort((order, -allocation[:, k], -deficit[:, k], -priority[:, k])).tolist():
                 if left[k] == 0:
                     break
-                if i in chosen or thr[i, k] <= 0 or not allocated[i] or scale[i] > left[k]:
+                if i in chosen or not runs_on[k][i] or not allocated[i] or scale[i] > left[k]:
                     continue
                 left[k] -= scale[i]
                 chosen[i] = k
@@ -197,12 +207,14 @@ class GavelFTF:
                 group = [i for i in mine if scales[i] == scale]
                 for i in group:   # first keep the GPUs of the last round where they are all free
                     before = view.apps[i].expired
-                    if len(before) == scale and before <= free and all(g in self.gpus_of[t] for g in before):
+                    if len(before) == scale and before <= free and all(self.type_of[g] == t for g in before):
                         grants[view.apps[i].index] = before
                         free -= before
+                # the others take the type's free GPUs in pool order, one after the other
+                pool = iter([g for g in self.gpus_of[t] if g in free])
                 for i in group:
                     if view.apps[i].index not in grants:
-                        taken = frozenset([g for g in self.gpus_of[t] if g in free][:scale])
+                        taken = frozenset(itertools.islice(pool, scale))
                         grants[view.apps[i].index] = taken
                         free -= taken
         return grants

@@ -69,6 +69,15 @@ class GpuTopology:
         return tuple(table[:, 0].tolist()), tuple(table[:, 1].tolist()), tuple(slot_key.tolist())
 
     @cached_property
+    def _hash(self) -> int:
+        return hash((self.machines, self.machine_types))
+
+    def __hash__(self) -> int:
+        """The fields' hash, computed once: a topology is part of the key of the physics' placement
+        cache, looked up at every re-split."""
+        return self._hash
+
+    @cached_property
     def _levels(self) -> dict[frozenset[int], int]:
         """The level of every GPU set asked for as a frozenset (the simulator, its checker and the
         estimator ask for the same job GPU sets again and again)."""

@@ -48,6 +48,9 @@ class AppView:
     in its current phase (alive jobs) and later phases, its elapsed time, T_id and profile.
     ``memo`` is the policy's scratch space for its own estimates of this app at this round."""
 
+    __slots__ = ("_state", "_engine", "index", "app", "start", "elapsed", "holdings", "expired", "unmet",
+                 "service", "memo")
+
     def __init__(self, state: _AppState, engine: EventEngine) -> None:
         self._state = state
         self._engine = engine
@@ -376,6 +379,12 @@ class EventEngine:
     def _split(self, s: _AppState, gpus: list[int]) -> tuple[dict[int, frozenset[int]], frozenset[int]]:
         """The GPU set of every job of the current phase that runs (jobs without GPUs left out),
         and the GPUs used."""
+        if len(s.remaining) == 1:   # a one-job phase (every app of a Gavel trace): the same rule without array steps
+            if not gpus or not s.remaining[0] > 0:
+                return {}, frozenset()
+            chosen = frozenset(assign(gpus, split([float(s.remaining[0])], [int(s.caps[0])], len(gpus)),
+                                      self.instance.topology)[0])
+            return ({0: chosen}, chosen) if chosen else ({}, frozenset())
         alive = np.flatnonzero(s.remaining > 0)
         sets: dict[int, frozenset[int]] = {}
         if len(gpus) >= len(alive):
