@@ -1,12 +1,12 @@
 r"""The OASiS MILP of :mod:`mlsched.formulations.oasis` built straight into arrays for HiGHS.
 
 Same variables, rows, bounds and objective as the Pyomo model (see that module's docstring for
-the math, eq. (1)-(13) with the "paper" (2) and "chunk" (2c) workload rows and the earliest-completion
-bounds on u); the Pyomo model stays
+the math, eq. (1)-(13) with the "paper" (2) and "chunk" (2c) workload rows, the earliest-completion
+bounds on u and the optional cuts); the Pyomo model stays
 the public, inspectable form, this builder exists because Pyomo needs about 18 s and 400 MB to
 build a 100-job, 100-slot instance that numpy assembles in well under a second. Columns, in order:
 x_i; u_i(t) for t >= max(a_i, t_i^min); y_ih(t) where y's bound min(N_i, per-server cap) >= 1; z_ik(t) likewise;
-d_i(t) ("chunk" only). Rows are those of the Pyomo model; rows between constants that always hold
+d_i(t) ("chunk" only). Rows are those of the Pyomo model (in another order); rows between constants that always hold
 are left out, and a false one makes the model infeasible exactly as there.
 """
 
@@ -41,6 +41,8 @@ class OasisArrays:
     d_index: np.ndarray      # (I, T) column of d_i(t), -1 where absent ("chunk")
     build_seconds: float
     classes: tuple[list[np.ndarray], list[np.ndarray]] = field(default_factory=lambda: ([], []))   # "symmetry"
+    # rows (4) and (5): (row, server, slot - 1, resource) per row, for the prices of the Lagrangian bound
+    capacity_rows: tuple[np.ndarray, np.ndarray] = field(default_factory=lambda: (np.zeros((0, 4), np.int64),) * 2)
 
     @property
     def num_columns(self) -> int:
@@ -191,13 +193,15 @@ def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax
     rows.add(np.concatenate([z_rows, y_rows]), np.concatenate([z_index[zi, zt, zk], y_index[yi, yt, yh]]),
              np.concatenate([np.ones(n_z), -np.ones(n_y)]), np.full(n_terms, -np.inf), np.zeros(n_terms))
     # (4), (5) capacity rows that can bind
-    _capacity_rows(rows, y_index[yi, yt, yh], yi, yt, yh, upper[2], inst.worker_demand, inst.worker_capacity, horizon)
-    _capacity_rows(rows, z_index[zi, zt, zk], zi, zt, zk, upper[3], inst.ps_demand, inst.ps_capacity, horizon)
+    capacity_rows = (
+        _capacity_rows(rows, y_index[yi, yt, yh], yi, yt, yh, upper[2], inst.worker_demand, inst.worker_capacity, horizon),
+        _capacity_rows(rows, z_index[zi, zt, zk], zi, zt, zk, upper[3], inst.ps_demand, inst.ps_capacity, horizon))
 
     program = rows.program(np.concatenate(cost), np.concatenate(lower), np.concatenate(upper), integer=not relax,
                            sense="max")
     return OasisArrays(inst, variant, program, u_index, (y_index[yi, yt, yh], yi, yh, yt),
-                       (z_index[zi, zt, zk], zi, zk, zt), d_index, time.perf_counter() - tick, classes)
+                       (z_index[zi, zt, zk], zi, zk, zt), d_index, time.perf_counter() - tick, classes,
+                       capacity_rows)
 
 
 def _pairs_s_ge_t(alive: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -212,9 +216,11 @@ def _pairs_s_ge_t(alive: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def _capacity_rows(rows: ArrayRows, cols: np.ndarray, job: np.ndarray, slot: np.ndarray, server: np.ndarray,
-                   bound: np.ndarray, demand: np.ndarray, capacity: np.ndarray, horizon: int) -> None:
-    """sum_i demand_i^r var_is(t) <= c_s^r for every (s, t, r) whose users could exceed it (eq. 4 / 5)."""
+                   bound: np.ndarray, demand: np.ndarray, capacity: np.ndarray, horizon: int) -> np.ndarray:
+    """sum_i demand_i^r var_is(t) <= c_s^r for every (s, t, r) whose users could exceed it (eq. 4 / 5);
+    returns (row, s, t - 1, r) of each row added."""
     n_servers, n_res = capacity.shape
+    labels = [np.zeros((0, 4), dtype=np.int64)]
     for r in range(n_res):
         uses = demand[job, r] > 0
         if not uses.any():
@@ -228,8 +234,12 @@ def _capacity_rows(rows: ArrayRows, cols: np.ndarray, job: np.ndarray, slot: np.
         number = np.full(n_servers * horizon, -1, dtype=np.int64)
         number[binding] = np.arange(int(binding.sum()))
         keep = binding[key]
+        where = np.flatnonzero(binding)
+        labels.append(np.column_stack([rows.count + np.arange(len(where)), where // horizon, where % horizon,
+                                       np.full(len(where), r)]))
         rows.add(number[key[keep]], cols[uses][keep], demand[job[uses][keep], r],
                  np.full(int(binding.sum()), -np.inf), cap[binding])
+    return np.concatenate(labels)
 
 
 def _order_rows(rows: ArrayRows, cols: np.ndarray, server: np.ndarray, slot: np.ndarray, classes: list[np.ndarray],
