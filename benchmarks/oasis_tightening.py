@@ -10,7 +10,7 @@ the feasible profile, with CPU and wall seconds.
 
 Programs: "plain" (no strengthening), "earliest" (t_i^min only), "default" (what the builders
 build), "all" (t_i^min and every cut), or one cut name (t_i^min and that cut). ``--lagrangian S`` adds the Lagrangian bound
-(:mod:`mlsched.formulations.oasis_lagrangian`, from the LP's duals, S seconds of subgradient steps
+(:mod:`mlsched.oasis_lagrangian`, from the LP's duals, S seconds of subgradient steps
 aimed at 0.95 x the LP bound).
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from mlsched.formulations import oasis
 from mlsched.formulations.oasis_arrays import build_arrays
-from mlsched.formulations.oasis_lagrangian import lagrangian_bound, lp_duals
+from mlsched.oasis_lagrangian import lagrangian_bound, lp_duals
 from mlsched.instance.generators import generate_oasis
 from mlsched.solve import scip_available, solve_arrays, write_model
 

@@ -11,7 +11,7 @@ import pytest
 from mlsched import bruteforce
 from mlsched.formulations import oasis
 from mlsched.formulations.oasis_arrays import build_arrays
-from mlsched.formulations.oasis_lagrangian import Lagrangian, lagrangian_bound, lp_duals
+from mlsched.oasis_lagrangian import Lagrangian, lagrangian_bound, lp_duals
 from mlsched.instance.generators import generate_oasis
 from mlsched.solve import solve_arrays
 
