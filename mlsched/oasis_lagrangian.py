@@ -68,8 +68,10 @@ class Lagrangian:
             window = slice(job.arrival - 1, inst.horizon)
             slots = inst.horizon - job.arrival + 1
             w, s = inst.worker_demand[i], inst.ps_demand[i]
-            prices = SlotPrices(worker_price=price_w[window] @ w, worker_cap=np.broadcast_to(self.ycap[i], (slots, self.ycap.shape[1])),
-                                ps_price=price_ps[window] @ s, ps_cap=np.broadcast_to(self.zcap[i], (slots, self.zcap.shape[1])))
+            prices = SlotPrices(worker_price=price_w[window] @ w,
+                                worker_cap=np.broadcast_to(self.ycap[i], (slots, self.ycap.shape[1])),
+                                ps_price=price_ps[window] @ s,
+                                ps_cap=np.broadcast_to(self.zcap[i], (slots, self.zcap.shape[1])))
             best = best_schedule(job, prices, granularity=self.granularity)
             if best.payoff > 0:
                 total += best.payoff

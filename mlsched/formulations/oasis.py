@@ -277,8 +277,6 @@ def _capacity(m: pyo.ConcreteModel, name: str, index: list[tuple[int, int, int]]
         float(demand[i, r]) * var[i, s, t] for i in by_server_slot[s, t] if demand[i, r] > 0) <= float(capacity[s, r])))
 
 
-
-
 def _server_order(m: pyo.ConcreteModel, name: str, index: list[tuple[int, int, int]], classes: list[np.ndarray],
                   var: pyo.Var) -> None:
     """(sym) of :mod:`mlsched.formulations.oasis_symmetry`: per slot, each server of a class

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,9 +40,8 @@ class OasisArrays:
     z_cols: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     d_index: np.ndarray      # (I, T) column of d_i(t), -1 where absent ("chunk")
     build_seconds: float
-    classes: tuple[list[np.ndarray], list[np.ndarray]] = field(default_factory=lambda: ([], []))   # "symmetry"
-    # rows (4) and (5): (row, server, slot - 1, resource) per row, for the prices of the Lagrangian bound
-    capacity_rows: tuple[np.ndarray, np.ndarray] = field(default_factory=lambda: (np.zeros((0, 4), np.int64),) * 2)
+    classes: tuple[list[np.ndarray], list[np.ndarray]]   # interchangeable worker, PS servers ("symmetry")
+    capacity_rows: tuple[np.ndarray, np.ndarray]   # rows (4), (5): (row, server, slot - 1, resource) each
 
     @property
     def num_columns(self) -> int:
