@@ -1,23 +1,26 @@
 r"""The OASiS MILP of :mod:`mlsched.formulations.oasis` built straight into arrays for HiGHS.
 
 Same variables, rows, bounds and objective as the Pyomo model (see that module's docstring for
-the math, eq. (1)-(13) with the "paper" (2) and "chunk" (2c) workload rows and the earliest-completion
-bounds on u); the Pyomo model stays
+the math, eq. (1)-(13) with the "paper" (2) and "chunk" (2c) workload rows, the earliest-completion
+bounds on u and the optional cuts); the Pyomo model stays
 the public, inspectable form, this builder exists because Pyomo needs about 18 s and 400 MB to
 build a 100-job, 100-slot instance that numpy assembles in well under a second. Columns, in order:
 x_i; u_i(t) for t >= max(a_i, t_i^min); y_ih(t) where y's bound min(N_i, per-server cap) >= 1; z_ik(t) likewise;
-d_i(t) ("chunk" only). Rows are those of the Pyomo model; rows between constants that always hold
+d_i(t) ("chunk" only). Rows are those of the Pyomo model (in another order); rows between constants that always hold
 are left out, and a false one makes the model infeasible exactly as there.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
 
-from mlsched.formulations.oasis import chunk_passes, earliest_completion, per_server_cap, require_buildable
+from mlsched.formulations.oasis import (
+    DEFAULT_CUTS, chunk_passes, earliest_completion, max_rate, per_server_cap, require_buildable, server_classes)
+from mlsched.formulations.oasis_symmetry import ordered
 from mlsched.formulations.rows import ArrayRows
 from mlsched.instance import ClusterJobsInstance
 from mlsched.instance.cluster_jobs import EPS
@@ -37,6 +40,8 @@ class OasisArrays:
     z_cols: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     d_index: np.ndarray      # (I, T) column of d_i(t), -1 where absent ("chunk")
     build_seconds: float
+    classes: tuple[list[np.ndarray], list[np.ndarray]]   # interchangeable worker, PS servers ("symmetry")
+    capacity_rows: tuple[np.ndarray, np.ndarray]   # rows (4), (5): (row, server, slot - 1, resource) each
 
     @property
     def num_columns(self) -> int:
@@ -53,8 +58,10 @@ class OasisArrays:
         return schedule
 
     def start(self, schedule: ClusterSchedule) -> np.ndarray:
-        """The column values of a schedule of :func:`mlsched.formulations.oasis.program_schedule`."""
+        """The column values of a schedule of :func:`mlsched.formulations.oasis.program_schedule`,
+        its interchangeable servers put in the program's order."""
         inst = self.instance
+        schedule = ordered(schedule, *self.classes)
         values = np.zeros(self.num_columns)
         values[: inst.num_jobs] = schedule.admitted
         t_hat = schedule.completion_slots()
@@ -71,10 +78,10 @@ class OasisArrays:
 
 
 def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool = False,
-                 earliest: bool = True) -> OasisArrays:
+                 earliest: bool = True, cuts: Collection[str] = DEFAULT_CUTS) -> OasisArrays:
     """The OPT_paper or OPT_chunk MILP (or its LP relaxation) of ``instance`` as arrays
-    (``earliest`` as in :func:`mlsched.formulations.oasis.build`)."""
-    require_buildable(instance, variant)
+    (``earliest`` and ``cuts`` as in :func:`mlsched.formulations.oasis.build`)."""
+    require_buildable(instance, variant, cuts)
     tick = time.perf_counter()
     inst = instance
     n_jobs, horizon = inst.num_jobs, inst.horizon
@@ -155,9 +162,21 @@ def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax
     last_row = np.full(n_it, -1, dtype=np.int64)
     last_row[has_last] = np.arange(int(has_last.sum()))
     n_last = int(has_last.sum())
+    most = max_rate(inst, ycap, zcap) if "rate" in cuts else chunks
     rows.add(np.concatenate([last_row[it_row[yi, yt]], last_row[it_row[later_i, later_t]]]),
              np.concatenate([y_index[yi, yt, yh], u_index[later_i, later_s]]),
-             np.concatenate([np.ones(n_y), -chunks[later_i]]), np.full(n_last, -np.inf), np.zeros(n_last))
+             np.concatenate([np.ones(n_y), -most[later_i]]), np.full(n_last, -np.inf), np.zeros(n_last))
+    if "completion" in cuts:
+        # u_i(t) - sum_h y_ih(t) <= 0
+        u_row = np.full((n_jobs, horizon), -1, dtype=np.int64)
+        u_row[ui, ut] = np.arange(n_u)
+        on_u = u_row[yi, yt] >= 0
+        rows.add(np.concatenate([np.arange(n_u), u_row[yi, yt][on_u]]),
+                 np.concatenate([u_index[ui, ut], y_index[yi, yt, yh][on_u]]),
+                 np.concatenate([np.ones(n_u), -np.ones(int(on_u.sum()))]), np.full(n_u, -np.inf), np.zeros(n_u))
+    classes = server_classes(inst, ycap, zcap) if "symmetry" in cuts else ([], [])
+    _order_rows(rows, y_index[yi, yt, yh], yh, yt, classes[0], horizon)
+    _order_rows(rows, z_index[zi, zt, zk], zk, zt, classes[1], horizon)
     # (6) b_i sum_h y - B_i sum_k z <= 0 and (7) sum_k z - sum_h y <= 0, where some term exists
     b_w = np.array([j.worker_bandwidth for j in inst.jobs])
     b_p = np.array([j.ps_bandwidth for j in inst.jobs])
@@ -173,13 +192,15 @@ def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax
     rows.add(np.concatenate([z_rows, y_rows]), np.concatenate([z_index[zi, zt, zk], y_index[yi, yt, yh]]),
              np.concatenate([np.ones(n_z), -np.ones(n_y)]), np.full(n_terms, -np.inf), np.zeros(n_terms))
     # (4), (5) capacity rows that can bind
-    _capacity_rows(rows, y_index[yi, yt, yh], yi, yt, yh, upper[2], inst.worker_demand, inst.worker_capacity, horizon)
-    _capacity_rows(rows, z_index[zi, zt, zk], zi, zt, zk, upper[3], inst.ps_demand, inst.ps_capacity, horizon)
+    capacity_rows = (
+        _capacity_rows(rows, y_index[yi, yt, yh], yi, yt, yh, upper[2], inst.worker_demand, inst.worker_capacity, horizon),
+        _capacity_rows(rows, z_index[zi, zt, zk], zi, zt, zk, upper[3], inst.ps_demand, inst.ps_capacity, horizon))
 
     program = rows.program(np.concatenate(cost), np.concatenate(lower), np.concatenate(upper), integer=not relax,
                            sense="max")
     return OasisArrays(inst, variant, program, u_index, (y_index[yi, yt, yh], yi, yh, yt),
-                       (z_index[zi, zt, zk], zi, zk, zt), d_index, time.perf_counter() - tick)
+                       (z_index[zi, zt, zk], zi, zk, zt), d_index, time.perf_counter() - tick, classes,
+                       capacity_rows)
 
 
 def _pairs_s_ge_t(alive: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -194,9 +215,11 @@ def _pairs_s_ge_t(alive: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def _capacity_rows(rows: ArrayRows, cols: np.ndarray, job: np.ndarray, slot: np.ndarray, server: np.ndarray,
-                   bound: np.ndarray, demand: np.ndarray, capacity: np.ndarray, horizon: int) -> None:
-    """sum_i demand_i^r var_is(t) <= c_s^r for every (s, t, r) whose users could exceed it (eq. 4 / 5)."""
+                   bound: np.ndarray, demand: np.ndarray, capacity: np.ndarray, horizon: int) -> np.ndarray:
+    """sum_i demand_i^r var_is(t) <= c_s^r for every (s, t, r) whose users could exceed it (eq. 4 / 5);
+    returns (row, s, t - 1, r) of each row added."""
     n_servers, n_res = capacity.shape
+    labels = [np.zeros((0, 4), dtype=np.int64)]
     for r in range(n_res):
         uses = demand[job, r] > 0
         if not uses.any():
@@ -210,5 +233,24 @@ def _capacity_rows(rows: ArrayRows, cols: np.ndarray, job: np.ndarray, slot: np.
         number = np.full(n_servers * horizon, -1, dtype=np.int64)
         number[binding] = np.arange(int(binding.sum()))
         keep = binding[key]
+        where = np.flatnonzero(binding)
+        labels.append(np.column_stack([rows.count + np.arange(len(where)), where // horizon, where % horizon,
+                                       np.full(len(where), r)]))
         rows.add(number[key[keep]], cols[uses][keep], demand[job[uses][keep], r],
                  np.full(int(binding.sum()), -np.inf), cap[binding])
+    return np.concatenate(labels)
+
+
+def _order_rows(rows: ArrayRows, cols: np.ndarray, server: np.ndarray, slot: np.ndarray, classes: list[np.ndarray],
+                horizon: int) -> None:
+    """(sym) of :mod:`mlsched.formulations.oasis_symmetry`: sum_i var_{i a}(t) - sum_i var_{i b}(t) >= 0
+    for consecutive servers a < b of a class, in every slot where a has a variable."""
+    for members in classes:
+        for a, b in zip(members[:-1], members[1:]):
+            slots = np.unique(slot[server == a])                       # the same slots as b's
+            number = np.full(horizon, -1, dtype=np.int64)
+            number[slots] = np.arange(len(slots))
+            on_a, on_b = server == a, server == b
+            rows.add(np.concatenate([number[slot[on_a]], number[slot[on_b]]]), np.concatenate([cols[on_a], cols[on_b]]),
+                     np.concatenate([np.ones(int(on_a.sum())), -np.ones(int(on_b.sum()))]),
+                     np.zeros(len(slots)), np.full(len(slots), np.inf))
