@@ -15,7 +15,7 @@ import argparse
 import time
 
 from mlsched.exact import exact_astraea
-from mlsched.formulations.astraea import configurations, offline_horizon
+from mlsched.formulations.astraea import configurations, offline_horizon, start_slots
 from mlsched.instance.generators.astraea import generate_astraea
 from mlsched.instance.multi_tenant import MultiTenantInstance
 
@@ -23,8 +23,7 @@ from mlsched.instance.multi_tenant import MultiTenantInstance
 def start_columns(inst: MultiTenantInstance) -> tuple[int, int]:
     """(P-OFF's horizon T, the number of x_jkt0 columns) without building the program."""
     horizon = offline_horizon(inst, "admission")
-    columns = sum(max(0, horizon - c.duration + 2 - inst.first_slot(job))
-                  for job in inst.jobs for c in configurations(inst, job))
+    columns = sum(len(start_slots(inst, job, c, horizon)) for job in inst.jobs for c in configurations(inst, job))
     return horizon, columns
 
 

@@ -227,6 +227,12 @@ def _least_bound(instance: ClusterJobsInstance, arrays: oasis_arrays.OasisArrays
     if windows.status is Status.OPTIMAL and windows.objective is not None:   # after the LP: ties name the LP
         candidates["workload windows"] = windows.objective
     candidates["job-wise bound"] = oasis.jobwise_bound(instance, arrays.variant)
+    return _with_least_bound(report, candidates)
+
+
+def _with_least_bound(report: SolveReport, candidates: Mapping[str, float]) -> SolveReport:
+    """The report with the least of the named ``candidates`` as its bound (and ``bound_source``),
+    proven optimal when that bound is within EXACT_REL_GAP of the incumbent."""
     source, bound = min(candidates.items(), key=lambda item: item[1])
     gap = relative_gap(report.objective, bound)
     proven = report.objective is not None and gap is not None and gap <= EXACT_REL_GAP
@@ -326,35 +332,72 @@ def exact_astraea(instance: MultiTenantInstance, *, variant: str = "admission", 
     (:func:`mlsched.formulations.astraea.program_schedule`), kept if the reading passes the checker
     within P-OFF's horizon (and runs every job under "all-jobs"), and scored by its realized
     utility, which is P-OFF's objective at that point. The best is HiGHS's MIP start and a floor on
-    the incumbent, so OPT >= max ALG whatever the time limit."""
+    the incumbent, so OPT >= max ALG whatever the time limit.
+
+    ``time_limit`` covers the whole call: the MILP (and its verification) gets MILP_SHARE of what
+    is left after the build. When it is not proven optimal, the bound is the least of the MILP's
+    own bound, UB-POOL (WINDOW_SHARE of what is left), P-OFF's LP relaxation (the rest) and the
+    job-wise bound (never missing), with ``bound_source`` naming it; a bound within
+    EXACT_REL_GAP of the incumbent proves it optimal. The report's ``steps`` log every step."""
     if variant not in ASTRAEA_VARIANTS:
         raise UsageError(f"unknown Astraea variant {variant!r}; choose one of {', '.join(ASTRAEA_VARIANTS)}")
-    built = astraea.build(instance, variant=variant, relax=relax)
+    budget = TimeBudget(time_limit)
+    report = _exact_astraea(instance, variant, relax, verify, starts, budget)
+    return replace(report, steps=budget.log)
+
+
+def _exact_astraea(instance: MultiTenantInstance, variant: str, relax: bool, verify: bool | str,
+                   starts: Sequence[TenantSchedule | SlotRun], budget: TimeBudget) -> SolveReport:
+    with budget.step("build"):
+        built = astraea.build(instance, variant=variant, relax=relax)
     if built.size["variables"] == 0:     # no job can finish within the horizon: nothing to solve
         return SolveReport(Status.OPTIMAL, 0.0, 0.0, 0.0, built.build_seconds, 0.0, "none", relaxed=built.relaxed,
                            message="no job can finish within the horizon",
                            schedule=None if built.relaxed else TenantSchedule.empty(instance, "p-off"))
-    start = None if built.relaxed else _best_start(starts, partial(_astraea_start, instance, variant))
+    with budget.step("starts"):
+        start = None if built.relaxed else _best_start(starts, partial(_astraea_start, instance, variant))
     if start is not None:
         assert built.load_start is not None
         built.load_start(start[1])
-    report = solve(built, time_limit=time_limit, verify=False if built.relaxed else verify,
-                   warm_start=start is not None)
+    with budget.step("milp", 1.0 if built.relaxed else MILP_SHARE) as seconds:
+        report = solve(built, time_limit=seconds, verify=False if built.relaxed else verify,
+                       warm_start=start is not None)
     if built.relaxed:
         return report
     horizon = astraea.offline_horizon(instance, variant)
     if report.schedule is not None and report.objective is not None:
-        problems = multi_tenant_check.check(instance, report.schedule, horizon)
-        rescored = float(multi_tenant_check.realized_utilities(instance, report.schedule).sum())
+        with budget.step("check"):
+            problems = multi_tenant_check.check(instance, report.schedule, horizon)
+            rescored = float(multi_tenant_check.realized_utilities(instance, report.schedule).sum())
         if problems or rescored < report.objective - RESCORE_TOLERANCE * max(1.0, abs(report.objective)):
             return replace(report, status=Status.ERROR,
                            message=f"the solver's schedule fails the checker or rescoring ({rescored:.10g} vs "
                                    f"{report.objective:.10g}): {'; '.join(problems[:3])}")
         bound = report.bound if report.bound is None else max(report.bound, rescored)
         report = replace(report, objective=rescored, bound=bound, gap=relative_gap(rescored, bound))
-    if start is not None and report.status in (Status.FEASIBLE, Status.NO_SOLUTION):
+    if report.status not in (Status.FEASIBLE, Status.NO_SOLUTION):
+        return report
+    if start is not None:
         report = _floor_at_start(report, *start)
-    return report
+    return _least_astraea_bound(instance, variant, report, budget)
+
+
+def _least_astraea_bound(instance: MultiTenantInstance, variant: str, report: SolveReport,
+                         budget: TimeBudget) -> SolveReport:
+    """Tighten a P-OFF report that is not proven optimal with UB-POOL, the LP relaxation of
+    ``variant`` and the job-wise bound (:func:`mlsched.formulations.astraea.jobwise_bound`), so
+    there is always a bound; the least one is kept and named."""
+    candidates: dict[str, float] = {}
+    if report.bound is not None:
+        candidates[report.bound_source or "milp"] = report.bound
+    for name, fraction, kwargs in (("ub-pool", WINDOW_SHARE, {"variant": "ub-pool"}),
+                                   ("lp relaxation", 1.0, {"variant": variant, "relax": True})):
+        with budget.step(name, fraction) as seconds:
+            relaxed = exact_astraea(instance, time_limit=seconds, **kwargs)
+        if relaxed.status is Status.OPTIMAL and relaxed.objective is not None:
+            candidates[name] = relaxed.objective
+    candidates["job-wise bound"] = astraea.jobwise_bound(instance, variant)
+    return _with_least_bound(report, candidates)
 
 
 def _astraea_start(instance: MultiTenantInstance, variant: str,

@@ -43,6 +43,10 @@ y = Y a, z = Z a. Every row then holds with the schedule's own values: (O4), (O8
 UB-POOL (``variant="ub-pool"``, an LP): x in [0, 1], (O1) and per-slot pooled capacity
   sum_j sum_k W_k act_jkt <= sum_s C_sw,  sum_j act_jt <= sum_s C_sp,
 with act_jkt = sum_{t0 <= t <= t0 + d_jk - 1} x_jkt0: a relaxation of (3), so OPT <= UB-POOL.
+It bounds the all-jobs variant too: its schedules are admission schedules, and the admission
+optimum is the same under the all-jobs horizon (the horizon rule above is exact).
+
+Job-wise bound (:func:`jobwise_bound`, no solve): sum_j max(0, max_{k, t0} f_j(t0 + d_jk - 1)).
 """
 
 from __future__ import annotations
@@ -89,6 +93,25 @@ def configurations(instance: MultiTenantInstance, job: TenantJob, max_workers: i
                 seen.add(d)
                 out.append(Config(w, centralized, d))
     return out
+
+
+def start_slots(instance: MultiTenantInstance, job: TenantJob, config: Config, horizon: int) -> range:
+    """A_jk: the slots t0 from which ``job`` runs ``config`` and completes within ``horizon``."""
+    return range(instance.first_slot(job), horizon - config.duration + 2)
+
+
+def jobwise_bound(instance: MultiTenantInstance, variant: str = "admission") -> float:
+    """sum_j max_{k, t0} f_j(t0 + d_jk - 1) over P-OFF's columns (at least 0 per job under
+    "admission"): every job on its best column, as if alone. An upper bound on P-OFF's optimum of
+    ``variant`` that needs no solve (a job without columns adds nothing); looser than UB-POOL and
+    the LP relaxation, it is there when they are not."""
+    horizon = offline_horizon(instance, variant)
+    total = 0.0
+    for job in instance.jobs:
+        values = [instance.realized(job, t0 + c.duration - 1) for c in configurations(instance, job)
+                  for t0 in start_slots(instance, job, c, horizon)]
+        total += max(values + ([0.0] if variant != "all-jobs" else []), default=0.0)
+    return total
 
 
 def offline_horizon(instance: MultiTenantInstance, variant: str) -> int:
@@ -184,7 +207,7 @@ def build(instance: MultiTenantInstance, *, variant: str = "admission", relax: b
     cap_w, cap_p = inst.worker_capacity, inst.ps_capacity
     configs = {j: configurations(inst, job) for j, job in enumerate(inst.jobs)}
     starts = [(j, k, t0) for j, job in enumerate(inst.jobs) for k, c in enumerate(configs[j])
-              for t0 in range(inst.first_slot(job), horizon - c.duration + 2)]
+              for t0 in start_slots(inst, job, c, horizon)]
     value = {(j, k, t0): inst.realized(inst.jobs[j], t0 + configs[j][k].duration - 1) for j, k, t0 in starts}
     jobs = range(inst.num_jobs)
     servers = range(n_servers)
