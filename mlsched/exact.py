@@ -22,6 +22,7 @@ from mlsched.instance import (
     ClusterJobsInstance, MultiServerInstance, MultiTenantInstance, SowInstance, ThemisInstance)
 from mlsched.metrics import total_utility
 from mlsched.multiserver import LINEAR, ChannelModel
+from mlsched.pool_schedule import pool_guided_schedule
 from mlsched.sim import multi_tenant_check, sow_run
 from mlsched.sim.multi_tenant_check import TenantSchedule
 from mlsched.sim.schedule import ClusterSchedule
@@ -348,22 +349,34 @@ def exact_astraea(instance: MultiTenantInstance, *, variant: str = "admission", 
 
 def _exact_astraea(instance: MultiTenantInstance, variant: str, relax: bool, verify: bool | str,
                    starts: Sequence[TenantSchedule | SlotRun], budget: TimeBudget) -> SolveReport:
-    with budget.step("build"):
-        built = astraea.build(instance, variant=variant, relax=relax)
-    if built.size["variables"] == 0:     # no job can finish within the horizon: nothing to solve
-        return SolveReport(Status.OPTIMAL, 0.0, 0.0, 0.0, built.build_seconds, 0.0, "none", relaxed=built.relaxed,
+    relaxed = relax or variant == "ub-pool"
+    no_columns = astraea.integer_count(instance, variant) == 4 * instance.num_jobs * len(instance.servers)
+    if no_columns and (variant != "all-jobs" or instance.num_jobs == 0):
+        # no job can finish within the horizon: nothing to solve (all-jobs: infeasible, the solver says so)
+        return SolveReport(Status.OPTIMAL, 0.0, 0.0, 0.0, 0.0, 0.0, "none", relaxed=relaxed,
                            message="no job can finish within the horizon",
-                           schedule=None if built.relaxed else TenantSchedule.empty(instance, "p-off"))
+                           schedule=None if relaxed else TenantSchedule.empty(instance, "p-off"))
+    if relaxed:
+        with budget.step("build"):
+            built = astraea.build(instance, variant=variant, relax=relax)
+        with budget.step("lp"):
+            return solve(built, time_limit=budget.left())
+    pool, guided = _pool_and_guided_schedule(instance, variant, budget)
     with budget.step("starts"):
-        start = None if built.relaxed else _best_start(starts, partial(_astraea_start, instance, variant))
+        start = _best_start([*starts, *guided], partial(_astraea_start, instance, variant))
+    certify = verify is True or (verify == "auto" and astraea.integer_count(instance, variant) <= VERIFY_MAX_INTEGERS)
+    gap = None if start is None else relative_gap(start[0], pool)
+    if not certify and start is not None and gap is not None and gap <= EXACT_REL_GAP:
+        return SolveReport(Status.OPTIMAL, start[0], pool, gap, 0.0, 0.0, "highs", False,
+                           message=f"{start[1].algorithm or 'a given schedule'}'s schedule meets UB-POOL",
+                           bound_source="ub-pool", schedule=start[1])
+    with budget.step("build"):
+        built = astraea.build(instance, variant=variant)
     if start is not None:
         assert built.load_start is not None
         built.load_start(start[1])
-    with budget.step("milp", 1.0 if built.relaxed else MILP_SHARE) as seconds:
-        report = solve(built, time_limit=seconds, verify=False if built.relaxed else verify,
-                       warm_start=start is not None)
-    if built.relaxed:
-        return report
+    with budget.step("milp", MILP_SHARE) as seconds:
+        report = solve(built, time_limit=seconds, verify=verify, warm_start=start is not None)
     horizon = astraea.offline_horizon(instance, variant)
     if report.schedule is not None and report.objective is not None:
         with budget.step("check"):
@@ -379,23 +392,39 @@ def _exact_astraea(instance: MultiTenantInstance, variant: str, relax: bool, ver
         return report
     if start is not None:
         report = _floor_at_start(report, *start)
-    return _least_astraea_bound(instance, variant, report, budget)
+    return _least_astraea_bound(instance, variant, report, budget, pool)
+
+
+def _pool_and_guided_schedule(instance: MultiTenantInstance, variant: str,
+                              budget: TimeBudget) -> tuple[float | None, list[TenantSchedule]]:
+    """UB-POOL's value (None if not solved within LIST_SHARE of the time limit) and the schedule
+    it guides (:mod:`mlsched.pool_schedule`), a start like the runs'."""
+    with budget.step("ub-pool", LIST_SHARE) as seconds:
+        built = astraea.build(instance, variant="ub-pool")
+        report = solve(built, time_limit=seconds)
+    if report.status is not Status.OPTIMAL or report.objective is None:
+        return None, []
+    values = {key: var.value or 0.0 for key, var in built.model.x.items()}
+    with budget.step("ub-pool-guided schedule"):
+        guided = pool_guided_schedule(instance, astraea.offline_horizon(instance, variant), values, variant)
+    return report.objective, [guided]
 
 
 def _least_astraea_bound(instance: MultiTenantInstance, variant: str, report: SolveReport,
-                         budget: TimeBudget) -> SolveReport:
-    """Tighten a P-OFF report that is not proven optimal with UB-POOL, the LP relaxation of
-    ``variant`` and the job-wise bound (:func:`mlsched.formulations.astraea.jobwise_bound`), so
-    there is always a bound; the least one is kept and named."""
+                         budget: TimeBudget, pool: float | None) -> SolveReport:
+    """Tighten a P-OFF report that is not proven optimal with UB-POOL (``pool``, already solved),
+    the LP relaxation of ``variant`` and the job-wise bound
+    (:func:`mlsched.formulations.astraea.jobwise_bound`), so there is always a bound; the least
+    one is kept and named."""
     candidates: dict[str, float] = {}
     if report.bound is not None:
         candidates[report.bound_source or "milp"] = report.bound
-    for name, fraction, kwargs in (("ub-pool", WINDOW_SHARE, {"variant": "ub-pool"}),
-                                   ("lp relaxation", 1.0, {"variant": variant, "relax": True})):
-        with budget.step(name, fraction) as seconds:
-            relaxed = exact_astraea(instance, time_limit=seconds, **kwargs)
-        if relaxed.status is Status.OPTIMAL and relaxed.objective is not None:
-            candidates[name] = relaxed.objective
+    if pool is not None:
+        candidates["ub-pool"] = pool
+    with budget.step("lp relaxation", 1.0) as seconds:
+        relaxed = exact_astraea(instance, variant=variant, relax=True, time_limit=seconds)
+    if relaxed.status is Status.OPTIMAL and relaxed.objective is not None:
+        candidates["lp relaxation"] = relaxed.objective
     candidates["job-wise bound"] = astraea.jobwise_bound(instance, variant)
     return _with_least_bound(report, candidates)
 

@@ -13,6 +13,8 @@ from mlsched.differential import random_tenant_instance
 from mlsched.exact import exact_astraea
 from mlsched.formulations import astraea
 from mlsched.instance.generators.astraea import generate_astraea
+from mlsched.pool_schedule import pool_guided_schedule
+from mlsched.sim.multi_tenant_check import check, realized_utilities
 from mlsched.solve import SolveReport, Status
 
 TOL = 1e-6
@@ -53,16 +55,23 @@ def test_the_fallback_bound_is_the_least_named_one_and_never_below_the_optimum(m
         with monkeypatch.context() as patch:
             stopped_milp(patch)
             report = exact_astraea(inst, variant=variant)
-        assert report.status is Status.NO_SOLUTION and report.objective is None
+        if report.solver == "none":      # no column: nothing to solve, OPT = 0
+            assert report.status is Status.OPTIMAL and report.bound == 0.0 == truth
+            continue
         source = min(values, key=values.get)
         assert report.bound == pytest.approx(values[source], abs=TOL) and report.bound_source == source, k
         assert report.bound >= truth - TOL * max(1.0, abs(truth))
+        # the incumbent, if any, is the UB-POOL-guided schedule: checked, never above OPT
+        assert report.objective is None or report.objective <= truth + TOL * max(1.0, abs(truth))
+        proven = report.objective is not None and report.gap <= exact_module.EXACT_REL_GAP
+        assert report.status is (Status.OPTIMAL if proven else
+                                 Status.FEASIBLE if report.objective is not None else Status.NO_SOLUTION)
         checked += 1
     assert checked >= CASES // 2
 
 
 def test_a_tighter_milp_bound_is_kept_and_named(monkeypatch):
-    inst = random_tenant_instance(np.random.default_rng([7, 0]))
+    inst = generate_astraea(jobs=3, servers=2, users=2, profile="small", seed=1)
     least = min(relaxation_values(inst, "admission").values())
     stopped_milp(monkeypatch, bound=least - 0.5)
     report = exact_astraea(inst)
@@ -100,8 +109,35 @@ def test_a_time_limited_call_logs_its_steps_and_has_a_bound():
     inst = generate_astraea(jobs=10, servers=20, users=2, profile="small", seed=0)
     report = exact_astraea(inst, time_limit=2.0, verify=False)
     names = [step.name for step in report.steps]
-    assert names[:3] == ["build", "starts", "milp"]
+    assert names[:3] == ["ub-pool", "ub-pool-guided schedule", "starts"]
     assert report.bound is not None and np.isfinite(report.bound) and report.bound_source is not None
+    assert report.bound <= astraea.jobwise_bound(inst) + TOL
     if report.status is not Status.OPTIMAL:
-        assert {"ub-pool", "lp relaxation"} <= set(names)
-        assert report.bound <= astraea.jobwise_bound(inst) + TOL
+        assert {"build", "milp", "lp relaxation"} <= set(names)
+
+
+@pytest.mark.parametrize("variant", ["admission", "all-jobs"])
+def test_the_ub_pool_guided_schedule_passes_the_checker_and_never_beats_the_optimum(variant):
+    for k in range(CASES):
+        inst = random_tenant_instance(np.random.default_rng([8, k]))
+        built = astraea.build(inst, variant="ub-pool")
+        if not len(built.model.x):
+            continue
+        exact_module.solve(built)
+        values = {key: var.value or 0.0 for key, var in built.model.x.items()}
+        horizon = astraea.offline_horizon(inst, variant)
+        schedule = pool_guided_schedule(inst, horizon, values, variant)
+        assert check(inst, schedule, horizon) == [], k
+        truth = bruteforce.astraea_opt(inst, variant=variant)
+        if truth is not None and (variant == "admission" or schedule.start.all()):
+            assert realized_utilities(inst, schedule).sum() <= truth + TOL * max(1.0, abs(truth))
+
+
+def test_on_an_uncrowded_cluster_the_guided_schedule_meets_ub_pool_and_needs_no_milp():
+    inst = generate_astraea(jobs=10, servers=20, users=2, profile="small", seed=0)
+    report = exact_astraea(inst, time_limit=60, verify=False)
+    pool = exact_astraea(inst, variant="ub-pool").objective
+    assert report.status is Status.OPTIMAL and report.bound_source == "ub-pool"
+    assert report.objective == pytest.approx(pool, rel=1e-9) and "milp" not in [s.name for s in report.steps]
+    assert check(inst, report.schedule, astraea.offline_horizon(inst, "admission")) == []
+    assert realized_utilities(inst, report.schedule).sum() == pytest.approx(report.objective)
