@@ -282,12 +282,16 @@ def build(instance: MultiTenantInstance, *, variant: str = "admission", relax: b
     servers = range(n_servers)
     slots = range(1, horizon + 1)
 
-    def running(j: int, t: int) -> list[tuple[int, int, int]]:
-        return [(jj, k, t0) for jj, k, t0 in by_job[j] if t0 <= t <= t0 + configs[j][k].duration - 1]
-
     by_job: dict[int, list[tuple[int, int, int]]] = {j: [] for j in jobs}
+    running_at: dict[tuple[int, int], list[tuple[int, int, int]]] = {}   # (j, t) -> the columns of j running at t
     for key in starts:
-        by_job[key[0]].append(key)
+        j, k, t0 = key
+        by_job[j].append(key)
+        for t in range(t0, t0 + configs[j][k].duration):
+            running_at.setdefault((j, t), []).append(key)
+
+    def running(j: int, t: int) -> list[tuple[int, int, int]]:
+        return running_at.get((j, t), [])
 
     m = pyo.ConcreteModel(name=f"astraea_{variant}")
     binary = pyo.UnitInterval if relax or variant == "ub-pool" else pyo.Binary
