@@ -351,8 +351,9 @@ def _exact_astraea(instance: MultiTenantInstance, variant: str, relax: bool, ver
                    starts: Sequence[TenantSchedule | SlotRun], budget: TimeBudget) -> SolveReport:
     relaxed = relax or variant == "ub-pool"
     no_columns = astraea.integer_count(instance, variant) == 4 * instance.num_jobs * len(instance.servers)
-    if no_columns and (variant != "all-jobs" or instance.num_jobs == 0):
-        # no job can finish within the horizon: nothing to solve (all-jobs: infeasible, the solver says so)
+    if no_columns and ((relaxed and variant != "all-jobs") or instance.num_jobs == 0):
+        # no job can finish within the horizon: nothing to solve (P-OFF itself still goes to the
+        # solvers, which certify 0, or infeasible under all-jobs)
         return SolveReport(Status.OPTIMAL, 0.0, 0.0, 0.0, 0.0, 0.0, "none", relaxed=relaxed,
                            message="no job can finish within the horizon",
                            schedule=None if relaxed else TenantSchedule.empty(instance, "p-off"))
@@ -401,6 +402,8 @@ def _pool_and_guided_schedule(instance: MultiTenantInstance, variant: str,
     it guides (:mod:`mlsched.pool_schedule`), a start like the runs'."""
     with budget.step("ub-pool", LIST_SHARE) as seconds:
         built = astraea.build(instance, variant="ub-pool")
+        if not len(built.model.x):
+            return 0.0, []
         report = solve(built, time_limit=seconds)
     if report.status is not Status.OPTIMAL or report.objective is None:
         return None, []

@@ -248,8 +248,11 @@ def _order_identical_servers(m: pyo.ConcreteModel, inst: MultiTenantInstance) ->
     does not increase (module docstring)."""
     pairs = [(a, b) for members in identical_server_groups(inst) for a, b in zip(members, members[1:])]
     jobs = range(inst.num_jobs)
-    m.o9 = pyo.Constraint(range(len(pairs)), rule=lambda _, i: sum(m.Y[j, pairs[i][0]] + m.Z[j, pairs[i][0]] for j in jobs)
-                          >= sum(m.Y[j, pairs[i][1]] + m.Z[j, pairs[i][1]] for j in jobs))
+
+    def load(s: int) -> Any:
+        return sum(m.Y[j, s] + m.Z[j, s] for j in jobs)
+
+    m.o9 = pyo.Constraint(range(len(pairs)), rule=lambda _, i: load(pairs[i][0]) >= load(pairs[i][1]))
 
 
 def irmp(instance: MultiTenantInstance, jobs: Sequence[int], deadline: int) -> MultiTenantInstance:
