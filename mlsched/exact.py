@@ -360,8 +360,8 @@ def _exact_astraea(instance: MultiTenantInstance, variant: str, relax: bool, ver
     if relaxed:
         with budget.step("build"):
             built = astraea.build(instance, variant=variant, relax=relax)
-        with budget.step("lp"):
-            return solve(built, time_limit=budget.left())
+        with budget.step("lp", 1.0) as seconds:
+            return solve(built, time_limit=seconds)
     pool, guided = _pool_and_guided_schedule(instance, variant, budget)
     with budget.step("starts"):
         start = _best_start([*starts, *guided], partial(_astraea_start, instance, variant))
