@@ -154,3 +154,10 @@ def test_a_claim_no_schedule_scores_is_solved_again_without_the_start():
     report = exact_astraea(inst, variant="all-jobs", verify=True)
     assert report.status is Status.OPTIMAL and report.verified
     assert report.objective == pytest.approx(truth, abs=TOL)
+
+
+def test_a_relaxation_with_a_spent_time_limit_still_answers():
+    inst = generate_astraea(jobs=3, servers=2, users=2, profile="small", seed=1)
+    for kwargs in ({"relax": True}, {"variant": "ub-pool"}):
+        report = exact_astraea(inst, time_limit=1e-9, **kwargs)
+        assert report.status in (Status.OPTIMAL, Status.NO_SOLUTION), kwargs
