@@ -22,6 +22,7 @@ from mlsched.instance import (
     ClusterJobsInstance, MultiServerInstance, MultiTenantInstance, SowInstance, ThemisInstance)
 from mlsched.metrics import total_utility
 from mlsched.multiserver import LINEAR, ChannelModel
+from mlsched.pool_schedule import pool_guided_schedule
 from mlsched.sim import multi_tenant_check, sow_run
 from mlsched.sim.multi_tenant_check import TenantSchedule
 from mlsched.sim.schedule import ClusterSchedule
@@ -227,6 +228,12 @@ def _least_bound(instance: ClusterJobsInstance, arrays: oasis_arrays.OasisArrays
     if windows.status is Status.OPTIMAL and windows.objective is not None:   # after the LP: ties name the LP
         candidates["workload windows"] = windows.objective
     candidates["job-wise bound"] = oasis.jobwise_bound(instance, arrays.variant)
+    return _with_least_bound(report, candidates)
+
+
+def _with_least_bound(report: SolveReport, candidates: Mapping[str, float]) -> SolveReport:
+    """The report with the least of the named ``candidates`` as its bound (and ``bound_source``),
+    proven optimal when that bound is within EXACT_REL_GAP of the incumbent."""
     source, bound = min(candidates.items(), key=lambda item: item[1])
     gap = relative_gap(report.objective, bound)
     proven = report.objective is not None and gap is not None and gap <= EXACT_REL_GAP
@@ -326,35 +333,115 @@ def exact_astraea(instance: MultiTenantInstance, *, variant: str = "admission", 
     (:func:`mlsched.formulations.astraea.program_schedule`), kept if the reading passes the checker
     within P-OFF's horizon (and runs every job under "all-jobs"), and scored by its realized
     utility, which is P-OFF's objective at that point. The best is HiGHS's MIP start and a floor on
-    the incumbent, so OPT >= max ALG whatever the time limit."""
+    the incumbent, so OPT >= max ALG whatever the time limit.
+
+    ``time_limit`` covers the whole call: the MILP (and its verification) gets MILP_SHARE of what
+    is left after the build. When it is not proven optimal, the bound is the least of the MILP's
+    own bound, UB-POOL (WINDOW_SHARE of what is left), P-OFF's LP relaxation (the rest) and the
+    job-wise bound (never missing), with ``bound_source`` naming it; a bound within
+    EXACT_REL_GAP of the incumbent proves it optimal. The report's ``steps`` log every step."""
     if variant not in ASTRAEA_VARIANTS:
         raise UsageError(f"unknown Astraea variant {variant!r}; choose one of {', '.join(ASTRAEA_VARIANTS)}")
-    built = astraea.build(instance, variant=variant, relax=relax)
-    if built.size["variables"] == 0:     # no job can finish within the horizon: nothing to solve
-        return SolveReport(Status.OPTIMAL, 0.0, 0.0, 0.0, built.build_seconds, 0.0, "none", relaxed=built.relaxed,
+    budget = TimeBudget(time_limit)
+    report = _exact_astraea(instance, variant, relax, verify, starts, budget)
+    return replace(report, steps=budget.log)
+
+
+def _exact_astraea(instance: MultiTenantInstance, variant: str, relax: bool, verify: bool | str,
+                   starts: Sequence[TenantSchedule | SlotRun], budget: TimeBudget) -> SolveReport:
+    relaxed = relax or variant == "ub-pool"
+    no_columns = astraea.integer_count(instance, variant) == 4 * instance.num_jobs * len(instance.servers)
+    if no_columns and ((relaxed and variant != "all-jobs") or instance.num_jobs == 0):
+        # no job can finish within the horizon: nothing to solve (P-OFF itself still goes to the
+        # solvers, which certify 0, or infeasible under all-jobs)
+        return SolveReport(Status.OPTIMAL, 0.0, 0.0, 0.0, 0.0, 0.0, "none", relaxed=relaxed,
                            message="no job can finish within the horizon",
-                           schedule=None if built.relaxed else TenantSchedule.empty(instance, "p-off"))
-    start = None if built.relaxed else _best_start(starts, partial(_astraea_start, instance, variant))
+                           schedule=None if relaxed else TenantSchedule.empty(instance, "p-off"))
+    if relaxed:
+        with budget.step("build"):
+            built = astraea.build(instance, variant=variant, relax=relax)
+        with budget.step("lp", 1.0) as seconds:
+            return solve(built, time_limit=seconds)
+    pool, guided = _pool_and_guided_schedule(instance, variant, budget)
+    with budget.step("starts"):
+        start = _best_start([*starts, *guided], partial(_astraea_start, instance, variant))
+    certify = verify is True or (verify == "auto" and astraea.integer_count(instance, variant) <= VERIFY_MAX_INTEGERS)
+    gap = None if start is None else relative_gap(start[0], pool)
+    if not certify and start is not None and gap is not None and gap <= EXACT_REL_GAP:
+        return SolveReport(Status.OPTIMAL, start[0], pool, gap, 0.0, 0.0, "highs", False,
+                           message=f"{start[1].algorithm or 'a given schedule'}'s schedule meets UB-POOL",
+                           bound_source="ub-pool", schedule=start[1])
+    with budget.step("build"):
+        built = astraea.build(instance, variant=variant)
     if start is not None:
         assert built.load_start is not None
         built.load_start(start[1])
-    report = solve(built, time_limit=time_limit, verify=False if built.relaxed else verify,
-                   warm_start=start is not None)
-    if built.relaxed:
+    with budget.step("milp", MILP_SHARE) as seconds:
+        report = _checked_astraea_milp(instance, variant, built, seconds, verify, warm_start=start is not None)
+    if report.status is Status.ERROR and start is not None:
+        # HiGHS 1.16 with a MIP start and presolve has claimed a value no schedule of it scores
+        # (docs/reliability.md): the program is solved again without the start
+        with budget.step("milp without the start", 1.0) as seconds:
+            retry = _checked_astraea_milp(instance, variant, built, seconds, verify, warm_start=False)
+        report = replace(retry, message=f"{retry.message}; with the MIP start: {report.message}".lstrip("; "))
+    if report.status not in (Status.FEASIBLE, Status.NO_SOLUTION):
         return report
-    horizon = astraea.offline_horizon(instance, variant)
-    if report.schedule is not None and report.objective is not None:
-        problems = multi_tenant_check.check(instance, report.schedule, horizon)
-        rescored = float(multi_tenant_check.realized_utilities(instance, report.schedule).sum())
-        if problems or rescored < report.objective - RESCORE_TOLERANCE * max(1.0, abs(report.objective)):
-            return replace(report, status=Status.ERROR,
-                           message=f"the solver's schedule fails the checker or rescoring ({rescored:.10g} vs "
-                                   f"{report.objective:.10g}): {'; '.join(problems[:3])}")
-        bound = report.bound if report.bound is None else max(report.bound, rescored)
-        report = replace(report, objective=rescored, bound=bound, gap=relative_gap(rescored, bound))
-    if start is not None and report.status in (Status.FEASIBLE, Status.NO_SOLUTION):
+    if start is not None:
         report = _floor_at_start(report, *start)
-    return report
+    return _least_astraea_bound(instance, variant, report, budget, pool)
+
+
+def _checked_astraea_milp(instance: MultiTenantInstance, variant: str, built: Built, seconds: float | None,
+                          verify: bool | str, *, warm_start: bool) -> SolveReport:
+    """P-OFF solved, its schedule checked and rescored: status ERROR when it fails the checker or
+    scores less than the solver claims."""
+    report = solve(built, time_limit=seconds, verify=verify, warm_start=warm_start)
+    if report.schedule is None or report.objective is None:
+        return report
+    problems = multi_tenant_check.check(instance, report.schedule, astraea.offline_horizon(instance, variant))
+    rescored = float(multi_tenant_check.realized_utilities(instance, report.schedule).sum())
+    if problems or rescored < report.objective - RESCORE_TOLERANCE * max(1.0, abs(report.objective)):
+        return replace(report, status=Status.ERROR,
+                       message=f"the solver's schedule fails the checker or rescoring ({rescored:.10g} vs "
+                               f"{report.objective:.10g}): {'; '.join(problems[:3])}")
+    bound = report.bound if report.bound is None else max(report.bound, rescored)
+    return replace(report, objective=rescored, bound=bound, gap=relative_gap(rescored, bound))
+
+
+def _pool_and_guided_schedule(instance: MultiTenantInstance, variant: str,
+                              budget: TimeBudget) -> tuple[float | None, list[TenantSchedule]]:
+    """UB-POOL's value (None if not solved within LIST_SHARE of the time limit) and the schedule
+    it guides (:mod:`mlsched.pool_schedule`), a start like the runs'."""
+    with budget.step("ub-pool", LIST_SHARE) as seconds:
+        built = astraea.build(instance, variant="ub-pool")
+        if not len(built.model.x):
+            return 0.0, []
+        report = solve(built, time_limit=seconds)
+    if report.status is not Status.OPTIMAL or report.objective is None:
+        return None, []
+    values = {key: var.value or 0.0 for key, var in built.model.x.items()}
+    with budget.step("ub-pool-guided schedule"):
+        guided = pool_guided_schedule(instance, astraea.offline_horizon(instance, variant), values, variant)
+    return report.objective, [guided]
+
+
+def _least_astraea_bound(instance: MultiTenantInstance, variant: str, report: SolveReport,
+                         budget: TimeBudget, pool: float | None) -> SolveReport:
+    """Tighten a P-OFF report that is not proven optimal with UB-POOL (``pool``, already solved),
+    the LP relaxation of ``variant`` and the job-wise bound
+    (:func:`mlsched.formulations.astraea.jobwise_bound`), so there is always a bound; the least
+    one is kept and named."""
+    candidates: dict[str, float] = {}
+    if report.bound is not None:
+        candidates[report.bound_source or "milp"] = report.bound
+    if pool is not None:
+        candidates["ub-pool"] = pool
+    with budget.step("lp relaxation", 1.0) as seconds:
+        relaxed = exact_astraea(instance, variant=variant, relax=True, time_limit=seconds)
+    if relaxed.status is Status.OPTIMAL and relaxed.objective is not None:
+        candidates["lp relaxation"] = relaxed.objective
+    candidates["job-wise bound"] = astraea.jobwise_bound(instance, variant)
+    return _with_least_bound(report, candidates)
 
 
 def _astraea_start(instance: MultiTenantInstance, variant: str,

@@ -27,6 +27,27 @@ Constraints:
        Cbar_w = min(C_sw, D_j); the same for z with C_sp
   (O8) sum_j y_jst <= C_sw;  sum_j z_jst <= C_sp                               (3c), (3d) => (3a), (3b)
 
+Exact tightenings (``tightenings``; DEFAULT_TIGHTENINGS are on by default, "symmetry" on request:
+the measurements are in docs/decisions.md §2.5):
+  lower-rows  only the rows y_jst >= Y_js - Cbar_w (1 - a_jt) and z_jst >= Z_js - C_sp (1 - a_jt) of
+              (O7), y, z >= 0. y, z appear only on the left of (O8), so any point of these rows
+              with y >= Y a, z >= Z a (which they imply at integral a, and the LP can always take
+              y = max(0, Y - Cbar_w (1 - a)) <= min(Y, Cbar_w a)) gives a point of full (O7) with
+              y := Y a, z := Z a: the same (x, Y, Z) are feasible, in the MILP and in the LP.
+  pooled      UB-POOL's per-slot rows sum_j sum_k W_k act_jkt <= sum_s C_sw, sum_j a_jt <= sum_s C_sp:
+              the sums over s of (O8), with sum_s y_jst = W_j a_jt by (O2), (O7) and every running
+              job holding a PS (O3): valid cuts, and P-OFF's LP bound is then at most UB-POOL.
+  big-m       the big-Ms of (O5) Y_js <= C_sw v_js + min(C_sw, D_j)(1 - zeta_j) and of (O4)
+              b_w min(D_j, sum_{s' != s} C_s'w)(1 - p_js): Y_js <= min(C_sw, D_j) is its bound,
+              and sum_{s' != s} Y_js' <= min(W_j, sum_{s' != s} C_s'w) with W_j <= D_j.
+  symmetry    (O9) among servers of equal (C_sw, C_sp), in index order s < s' consecutive,
+              L_s >= L_s' with L_s = sum_j (Y_js + Z_js). Valid: nothing in (3) distinguishes
+              two servers of equal capacities (rows (O2)-(O8) and the objective are symmetric in
+              them, the tenants' partitions are not rows of (3)), so renumbering the servers of
+              each group by non-increasing L_s (:func:`identical_servers_by_load`) maps every
+              feasible schedule to one satisfying (O9) with the same x, hence the same objective;
+              :func:`program_schedule` applies that renumbering to a MIP start.
+
 Horizon T: the instance's ``horizon`` if given; else for affine utilities in the admission
 variant max_j (r_j + floor(g_j / |k_j|)) (exact: no job is worth finishing later); else
 max_j r'_j + sum_j min_k d_jk - 1 (every job fits after the last release, one after another).
@@ -36,13 +57,17 @@ allowed.
 
 MIP start (:func:`program_schedule`): a checked non-preemptive schedule read as a point of P-OFF:
 x_jkt0 = 1 for its start t0 and configuration k = (W_j, zeta_j) read from the placement, Y, Z its
-allocation, p_js = [Z_js > 0], v_js = zeta_j [j uses s], a_jt = [t0 <= t <= t0 + d_jk - 1],
+allocation (servers of equal capacities renumbered by non-increasing load, (O9)), p_js = [Z_js > 0], v_js = zeta_j [j uses s], a_jt = [t0 <= t <= t0 + d_jk - 1],
 y = Y a, z = Z a. Every row then holds with the schedule's own values: (O4), (O8) are the checker's
 (3i), (3c), (3d); (O1)-(O3), (O5)-(O7) hold by construction.
 
 UB-POOL (``variant="ub-pool"``, an LP): x in [0, 1], (O1) and per-slot pooled capacity
   sum_j sum_k W_k act_jkt <= sum_s C_sw,  sum_j act_jt <= sum_s C_sp,
 with act_jkt = sum_{t0 <= t <= t0 + d_jk - 1} x_jkt0: a relaxation of (3), so OPT <= UB-POOL.
+It bounds the all-jobs variant too: its schedules are admission schedules, and the admission
+optimum is the same under the all-jobs horizon (the horizon rule above is exact).
+
+Job-wise bound (:func:`jobwise_bound`, no solve): sum_j max(0, max_{k, t0} f_j(t0 + d_jk - 1)).
 """
 
 from __future__ import annotations
@@ -50,7 +75,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +90,8 @@ from mlsched.sim.multi_tenant_check import TenantSchedule, check, realized_utili
 from mlsched.solve import Built
 
 VARIANTS = ("admission", "all-jobs", "ub-pool")
+TIGHTENINGS = ("lower-rows", "pooled", "big-m", "symmetry")
+DEFAULT_TIGHTENINGS = ("lower-rows", "pooled", "big-m")   # measured: docs/decisions.md §2.5
 
 
 @dataclass(frozen=True)
@@ -89,6 +116,33 @@ def configurations(instance: MultiTenantInstance, job: TenantJob, max_workers: i
                 seen.add(d)
                 out.append(Config(w, centralized, d))
     return out
+
+
+def start_slots(instance: MultiTenantInstance, job: TenantJob, config: Config, horizon: int) -> range:
+    """A_jk: the slots t0 from which ``job`` runs ``config`` and completes within ``horizon``."""
+    return range(instance.first_slot(job), horizon - config.duration + 2)
+
+
+def jobwise_bound(instance: MultiTenantInstance, variant: str = "admission") -> float:
+    """sum_j max_{k, t0} f_j(t0 + d_jk - 1) over P-OFF's columns (at least 0 per job under
+    "admission"): every job on its best column, as if alone. An upper bound on P-OFF's optimum of
+    ``variant`` that needs no solve (a job without columns adds nothing); looser than UB-POOL and
+    the LP relaxation, it is there when they are not."""
+    horizon = offline_horizon(instance, variant)
+    total = 0.0
+    for job in instance.jobs:
+        values = [instance.realized(job, t0 + c.duration - 1) for c in configurations(instance, job)
+                  for t0 in start_slots(instance, job, c, horizon)]
+        total += max(values + ([0.0] if variant != "all-jobs" else []), default=0.0)
+    return total
+
+
+def integer_count(instance: MultiTenantInstance, variant: str) -> int:
+    """P-OFF's integer variables (x, Y, Z, p, v) without building it."""
+    horizon = offline_horizon(instance, variant)
+    columns = sum(len(start_slots(instance, job, c, horizon)) for job in instance.jobs
+                  for c in configurations(instance, job))
+    return columns + 4 * instance.num_jobs * len(instance.servers)
 
 
 def offline_horizon(instance: MultiTenantInstance, variant: str) -> int:
@@ -121,7 +175,27 @@ def program_schedule(instance: MultiTenantInstance, schedule: TenantSchedule,
             out.start[j], out.workers[j], out.ps[j] = 0, 0, 0
         else:
             _fewest_workers(job, out.workers[j], out.ps[j])
+    order = identical_servers_by_load(instance, out.workers.sum(axis=0) + out.ps.sum(axis=0))
+    out.workers, out.ps = out.workers[:, order], out.ps[:, order]
     return out
+
+
+def identical_servers_by_load(instance: MultiTenantInstance, load: np.ndarray) -> np.ndarray:
+    """A renumbering of the servers (new index -> old) that keeps every server's (C_sw, C_sp) and
+    puts the servers of equal capacities in non-increasing ``load``, ties in index order: the
+    order (O9) asks for."""
+    order = np.arange(len(instance.servers))
+    for members in identical_server_groups(instance):
+        order[members] = sorted(members, key=lambda s: -load[s])
+    return order
+
+
+def identical_server_groups(instance: MultiTenantInstance) -> list[list[int]]:
+    """The servers grouped by equal (C_sw, C_sp), each group in index order."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for s, caps in enumerate(zip(instance.worker_capacity, instance.ps_capacity)):
+        groups.setdefault((int(caps[0]), int(caps[1])), []).append(s)
+    return list(groups.values())
 
 
 def _fewest_workers(job: TenantJob, workers: np.ndarray, ps: np.ndarray) -> None:
@@ -140,10 +214,12 @@ def _fewest_workers(job: TenantJob, workers: np.ndarray, ps: np.ndarray) -> None
 
 
 def add_placement(m: pyo.ConcreteModel, inst: MultiTenantInstance, chunks: list[int], admitted: dict[int, Any],
-                  workers_of: dict[int, Any], central: dict[int, Any], *, relax: bool = False) -> None:
+                  workers_of: dict[int, Any], central: dict[int, Any], *, relax: bool = False,
+                  tight_big_m: bool = False) -> None:
     """The constant per-server allocation of each job j (indices of ``chunks``) and rows (O2)-(O5):
     Y_js, Z_js, p_js, v_js, given the expressions o_j (``admitted``), W_j (``workers_of``) and
-    zeta_j (``central``) in the job's chosen configuration."""
+    zeta_j (``central``) in the job's chosen configuration; ``tight_big_m``: the big-Ms of (O4) and
+    (O5) at Y_js's own bound min(C_sw, D_j) (module docstring)."""
     jobs, servers = range(len(chunks)), range(len(inst.servers))
     cap_w, cap_p = inst.worker_capacity, inst.ps_capacity
     integer = pyo.NonNegativeReals if relax else pyo.NonNegativeIntegers
@@ -153,16 +229,30 @@ def add_placement(m: pyo.ConcreteModel, inst: MultiTenantInstance, chunks: list[
     m.p = pyo.Var(jobs, servers, domain=flag)
     m.v = pyo.Var(jobs, servers, domain=flag)
     b_w, b_p = inst.worker_bandwidth, inst.ps_bandwidth
+    big_m = {(j, s): min(int(cap_w[s]), chunks[j]) if tight_big_m else chunks[j] for j in jobs for s in servers}
     m.o2 = pyo.Constraint(jobs, rule=lambda _, j: sum(m.Y[j, s] for s in servers) == workers_of[j])
     m.o3a = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.p[j, s] <= m.Z[j, s])
     m.o3b = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.Z[j, s] <= int(cap_p[s]) * m.p[j, s])
     m.o3c = pyo.Constraint(jobs, rule=lambda _, j: sum(m.p[j, s] for s in servers) >= admitted[j])
     m.o4 = pyo.Constraint(jobs, servers, rule=lambda _, j, s: b_w * (sum(m.Y[j, q] for q in servers) - m.Y[j, s])
-                          <= b_p * m.Z[j, s] + b_w * chunks[j] * (1 - m.p[j, s]))
+                          <= b_p * m.Z[j, s] + b_w * (chunks[j] if not tight_big_m else
+                                                        min(chunks[j], int(cap_w.sum() - cap_w[s]))) * (1 - m.p[j, s]))
     m.o5a = pyo.Constraint(jobs, rule=lambda _, j: sum(m.v[j, s] for s in servers) == central[j])
     m.o5b = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.Y[j, s]
-                           <= int(cap_w[s]) * m.v[j, s] + chunks[j] * (1 - central[j]))
+                           <= int(cap_w[s]) * m.v[j, s] + big_m[j, s] * (1 - central[j]))
     m.o5c = pyo.Constraint(jobs, servers, rule=lambda _, j, s: m.Z[j, s] <= int(cap_p[s]) * (m.v[j, s] + 1 - central[j]))
+
+
+def _order_identical_servers(m: pyo.ConcreteModel, inst: MultiTenantInstance) -> None:
+    """(O9): among servers of equal (C_sw, C_sp), in index order, the load L_s = sum_j (Y_js + Z_js)
+    does not increase (module docstring)."""
+    pairs = [(a, b) for members in identical_server_groups(inst) for a, b in zip(members, members[1:])]
+    jobs = range(inst.num_jobs)
+
+    def load(s: int) -> Any:
+        return sum(m.Y[j, s] + m.Z[j, s] for j in jobs)
+
+    m.o9 = pyo.Constraint(range(len(pairs)), rule=lambda _, i: load(pairs[i][0]) >= load(pairs[i][1]))
 
 
 def irmp(instance: MultiTenantInstance, jobs: Sequence[int], deadline: int) -> MultiTenantInstance:
@@ -173,10 +263,15 @@ def irmp(instance: MultiTenantInstance, jobs: Sequence[int], deadline: int) -> M
         release_inclusive=False, horizon=deadline, expected={})
 
 
-def build(instance: MultiTenantInstance, *, variant: str = "admission", relax: bool = False) -> Built:
-    """P-OFF (``admission`` or ``all-jobs``), its LP relaxation, or UB-POOL."""
+def build(instance: MultiTenantInstance, *, variant: str = "admission", relax: bool = False,
+          tightenings: Collection[str] = DEFAULT_TIGHTENINGS) -> Built:
+    """P-OFF (``admission`` or ``all-jobs``), its LP relaxation, or UB-POOL; ``tightenings`` (a
+    subset of TIGHTENINGS) are the exact reformulations of the module docstring."""
     if variant not in VARIANTS:
         raise UsageError(f"unknown Astraea variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    unknown = set(tightenings) - set(TIGHTENINGS)
+    if unknown:
+        raise UsageError(f"unknown P-OFF tightening {sorted(unknown)[0]!r}; choose from {', '.join(TIGHTENINGS)}")
     tick = time.perf_counter()
     inst = instance
     horizon = offline_horizon(inst, variant)
@@ -184,18 +279,22 @@ def build(instance: MultiTenantInstance, *, variant: str = "admission", relax: b
     cap_w, cap_p = inst.worker_capacity, inst.ps_capacity
     configs = {j: configurations(inst, job) for j, job in enumerate(inst.jobs)}
     starts = [(j, k, t0) for j, job in enumerate(inst.jobs) for k, c in enumerate(configs[j])
-              for t0 in range(inst.first_slot(job), horizon - c.duration + 2)]
+              for t0 in start_slots(inst, job, c, horizon)]
     value = {(j, k, t0): inst.realized(inst.jobs[j], t0 + configs[j][k].duration - 1) for j, k, t0 in starts}
     jobs = range(inst.num_jobs)
     servers = range(n_servers)
     slots = range(1, horizon + 1)
 
-    def running(j: int, t: int) -> list[tuple[int, int, int]]:
-        return [(jj, k, t0) for jj, k, t0 in by_job[j] if t0 <= t <= t0 + configs[j][k].duration - 1]
-
     by_job: dict[int, list[tuple[int, int, int]]] = {j: [] for j in jobs}
+    running_at: dict[tuple[int, int], list[tuple[int, int, int]]] = {}   # (j, t) -> the columns of j running at t
     for key in starts:
-        by_job[key[0]].append(key)
+        j, k, t0 = key
+        by_job[j].append(key)
+        for t in range(t0, t0 + configs[j][k].duration):
+            running_at.setdefault((j, t), []).append(key)
+
+    def running(j: int, t: int) -> list[tuple[int, int, int]]:
+        return running_at.get((j, t), [])
 
     m = pyo.ConcreteModel(name=f"astraea_{variant}")
     binary = pyo.UnitInterval if relax or variant == "ub-pool" else pyo.Binary
@@ -206,31 +305,37 @@ def build(instance: MultiTenantInstance, *, variant: str = "admission", relax: b
         m.o1 = pyo.Constraint(jobs, rule=lambda _, j: row(admitted[j] == 1))
     else:
         m.o1 = pyo.Constraint(jobs, rule=lambda _, j: row(admitted[j] <= 1))
-    if variant == "ub-pool":
+    if variant == "ub-pool" or "pooled" in tightenings:
         active_workers = {t: sum(configs[j][k].workers * m.x[j, k, t0] for j in jobs for (_, k, t0) in running(j, t))
                           for t in slots}
         active_jobs = {t: sum(m.x[key] for j in jobs for key in running(j, t)) for t in slots}
         m.pool_w = pyo.Constraint(slots, rule=lambda _, t: row(active_workers[t] <= int(cap_w.sum())))
         m.pool_p = pyo.Constraint(slots, rule=lambda _, t: row(active_jobs[t] <= int(cap_p.sum())))
+    if variant == "ub-pool":
         return Built(model=m, name=m.name, sense="max", relaxed=True, build_seconds=time.perf_counter() - tick)
 
     workers_of = {j: sum(configs[j][k].workers * m.x[j, k, t0] for (_, k, t0) in by_job[j]) for j in jobs}
     central = {j: sum(m.x[j, k, t0] for (_, k, t0) in by_job[j] if configs[j][k].centralized) for j in jobs}
-    add_placement(m, inst, [job.chunks for job in inst.jobs], admitted, workers_of, central, relax=relax)
+    add_placement(m, inst, [job.chunks for job in inst.jobs], admitted, workers_of, central, relax=relax,
+                  tight_big_m="big-m" in tightenings)
+    if "symmetry" in tightenings:
+        _order_identical_servers(m, inst)
     m.a = pyo.Var(jobs, slots, bounds=(0, 1))
     m.y = pyo.Var(jobs, servers, slots, domain=pyo.NonNegativeReals)
     m.z = pyo.Var(jobs, servers, slots, domain=pyo.NonNegativeReals)
     chunks = {j: inst.jobs[j].chunks for j in jobs}
     m.o6 = pyo.Constraint(jobs, slots, rule=lambda _, j, t: m.a[j, t] == sum(m.x[key] for key in running(j, t)))
     wbar = {(j, s): min(int(cap_w[s]), chunks[j]) for j in jobs for s in servers}
-    m.o7a = pyo.Constraint(jobs, servers, slots, rule=lambda _, j, s, t: m.y[j, s, t] <= m.Y[j, s])
-    m.o7b = pyo.Constraint(jobs, servers, slots, rule=lambda _, j, s, t: m.y[j, s, t] <= wbar[j, s] * m.a[j, t])
     m.o7c = pyo.Constraint(jobs, servers, slots,
                            rule=lambda _, j, s, t: m.y[j, s, t] >= m.Y[j, s] - wbar[j, s] * (1 - m.a[j, t]))
-    m.o7d = pyo.Constraint(jobs, servers, slots, rule=lambda _, j, s, t: m.z[j, s, t] <= m.Z[j, s])
-    m.o7e = pyo.Constraint(jobs, servers, slots, rule=lambda _, j, s, t: m.z[j, s, t] <= int(cap_p[s]) * m.a[j, t])
     m.o7f = pyo.Constraint(jobs, servers, slots,
                            rule=lambda _, j, s, t: m.z[j, s, t] >= m.Z[j, s] - int(cap_p[s]) * (1 - m.a[j, t]))
+    if "lower-rows" not in tightenings:
+        m.o7a = pyo.Constraint(jobs, servers, slots, rule=lambda _, j, s, t: m.y[j, s, t] <= m.Y[j, s])
+        m.o7b = pyo.Constraint(jobs, servers, slots, rule=lambda _, j, s, t: m.y[j, s, t] <= wbar[j, s] * m.a[j, t])
+        m.o7d = pyo.Constraint(jobs, servers, slots, rule=lambda _, j, s, t: m.z[j, s, t] <= m.Z[j, s])
+        m.o7e = pyo.Constraint(jobs, servers, slots,
+                               rule=lambda _, j, s, t: m.z[j, s, t] <= int(cap_p[s]) * m.a[j, t])
     m.o8w = pyo.Constraint(servers, slots, rule=lambda _, s, t: row(sum(m.y[j, s, t] for j in jobs) <= int(cap_w[s])))
     m.o8p = pyo.Constraint(servers, slots, rule=lambda _, s, t: row(sum(m.z[j, s, t] for j in jobs) <= int(cap_p[s])))
 
