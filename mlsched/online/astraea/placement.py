@@ -186,7 +186,7 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
         """(stop - start, D_j): mu = phi(o + d - 1) - cost for offsets o in [start + 1, stop] and the
         open ``workers`` W of one side (-inf without a placement or past the round, or where even
         the least cost leaves mu <= best - EPS; -inf for the other W)."""
-        out = np.full((stop - start, job.chunks), -np.inf)
+        mu = np.full((stop - start, job.chunks), -np.inf)
         begin = np.arange(start, stop)                       # o - 1
         # a window's minima are at most their values at its first slot: the most workers that slot's quota
         # and free capacity admit bound W at each offset (no placement beyond it; checked without tables)
@@ -195,7 +195,11 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
         most[(at_first[2] < 1) | ((view.quota_p[begin] < 1) if centralized else False)] = 0
         workers = workers[workers <= most.max(initial=0)]
         if not workers.size:
-            return out
+            return mu
+        room_for_some = np.flatnonzero(most >= workers[0])   # the offsets left, narrowed to their range
+        trim, end = int(room_for_some[0]), int(room_for_some[-1]) + 1
+        out, begin, most = mu[trim:end], begin[trim:end], most[trim:end]
+        start, stop = start + trim, start + end
         d = (job.central if centralized else job.distributed)[workers - 1]
         w = workers[:, None]
         ends = np.minimum(begin[None, :] + d[:, None], tau)   # o - 1 + d (clipped past the round)
@@ -236,7 +240,7 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
                 ok = usable.any(axis=0) & (qw >= wr) & (fw.sum(axis=0) - fw[first, cols] >= wr - local[first, cols])
                 cost_row = wr * win_w[row, lo:hi] + need[first, cols] * win_p[row, lo:hi]
             out[lo:hi, wr - 1] = np.where(ok, value[row, lo:hi] - cost_row, -np.inf)
-        return out
+        return mu
 
     best, best_at, best_central = 0.0, (0, 0), False
     start, size = 0, first_chunk
