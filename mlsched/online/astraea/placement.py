@@ -16,7 +16,8 @@ t^+ = t^- + d - 1 <= rho1, over the slots [t^-, t^+]:
             the job's best is the first (o outer, W inner) strictly above the best so far and 0 (line 10)
 
 Every (o, W) pair is evaluated, vectorised over o (and over W for the price bounds): window minima
-come from sparse tables a round shares between allocations, window price sums from prefix sums;
+come from sparse tables a round shares between allocations (the quota's per owner, until the owner's
+quota use or the pool changes), window price sums from prefix sums a round shares likewise;
 placements are built only for the winner (the costs do not depend on
 which server of H is chosen). All float comparisons use EPS = 1e-9.
 """
@@ -169,7 +170,9 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
     free-capacity bounds (:func:`load_minimum`) leave room for a placement, and phi_j - (the least
     cost: W workers' prices, plus one PS's for MINCOSTC) exceeds the best mu so far less EPS (the
     price bound first, for all open W of a side at once): any other offset's mu is at most best - EPS, so neither wins line 10 nor turns the
-    line-6 choice of an offset that could (the output is unchanged)."""
+    line-6 choice of an offset that could (the output is unchanged). Before any of these, W and the
+    chunk's offsets are cut to what the quota and the free-capacity bounds at each window's first slot
+    admit (a window's minimum is at most its first slot's value), without window queries."""
     tau = view.eta_w.shape[0]
     n_servers = view.free_w.shape[0]
     free, load, quotas, sums = view.free_minimum, view.load_minimum, view.quota_minimum, view.price_sums
