@@ -212,15 +212,16 @@ def test_mean_utilization_is_the_mean_of_util_t_over_the_makespan():
 
 def test_load_bounds_hold_wherever_a_placement_exists():
     """load_minimum's bounds are necessary: every (o, W) placement MINCOSTC or MINCOSTD finds on a
-    random partly used cluster lies where the window minima of sum_s and max_s free capacity allow it."""
+    random partly used cluster under random quotas lies where the window minima of sum_s and max_s
+    free capacity allow it, and where the quota and those bounds at the window's first slot do."""
     rng = np.random.default_rng(3)
     inst, placed = ex(), 0
     for _ in range(20):
         tau = int(rng.integers(4, 12))
         free_w = np.repeat(inst.worker_capacity[:, None], tau, axis=1) - rng.integers(0, 3, (len(inst.servers), tau))
         free_p = np.repeat(inst.ps_capacity[:, None], tau, axis=1) - rng.integers(0, 2, (len(inst.servers), tau))
-        view = RoundView(free_w=np.maximum(free_w, 0), free_p=np.maximum(free_p, 0), quota_w=np.full(tau, 99),
-                         quota_p=np.full(tau, 99), eta_w=np.zeros(tau), eta_p=np.zeros(tau))
+        view = RoundView(free_w=np.maximum(free_w, 0), free_p=np.maximum(free_p, 0), quota_w=rng.integers(2, 40, tau),
+                         quota_p=rng.integers(1, 40, tau), eta_w=np.zeros(tau), eta_p=np.zeros(tau))
         for shape in (job_shape(j) for j in inst.jobs):
             for w in range(1, shape.chunks + 1):
                 for centralized in (True, False):
@@ -230,26 +231,38 @@ def test_load_bounds_hold_wherever_a_placement_exists():
                             continue
                         room = view.load_minimum(d, offset - 1, offset)[:, 0]
                         assert room[1 if centralized else 0] >= w and room[2] >= 1
+                        first = view.load_minimum.values[:, offset - 1]
+                        assert first[1 if centralized else 0] >= w and first[2] >= 1
+                        assert view.quota_w[offset - 1] >= w and (view.quota_p[offset - 1] >= 1 or not centralized)
                         placed += 1
     assert placed > 50
 
 
 def test_a_rounds_shared_views_match_fresh_ones_after_allocations():
-    """RoundState keeps free capacity, prices and window minima between allocations; after each
-    allocation its views equal ones built from h alone."""
+    """RoundState keeps free capacity, prices, quotas, window minima and price sums between
+    allocations; after each allocation (phase 1 of owner 0, then phase 2) every owner's view equals
+    one built from h, U and a alone."""
     from mlsched.online.astraea.policy import RoundState
     inst = ex()
     state = RoundState(inst, 0, 8, SIXTEEN)
     shape = job_shape(inst.jobs[0])
     for step in range(3):
-        view = state.view(0)
-        fresh = RoundView(free_w=inst.worker_capacity[:, None] - state.h_w, free_p=inst.ps_capacity[:, None] - state.h_p,
-                          quota_w=view.quota_w, quota_p=view.quota_p, eta_w=state.prices()[0], eta_p=state.prices()[1])
-        for name in ("free_w", "free_p", "eta_w", "eta_p"):
-            assert np.array_equal(getattr(view, name), getattr(fresh, name))
-        for d in (1, 2, 3):
-            assert np.array_equal(view.free_minimum(d, 0, 8 - d + 1), fresh.free_minimum(d, 0, 8 - d + 1))
-            assert np.array_equal(view.load_minimum(d, 0, 8 - d + 1), fresh.load_minimum(d, 0, 8 - d + 1))
-        chosen = placement_at(shape, view, 1 + 2 * step, 1, centralized=True)
+        if step == 2:
+            state.close_phase_one()
+        for owner in range(len(inst.tenants)):
+            view = state.view(owner)
+            fresh = RoundView(free_w=inst.worker_capacity[:, None] - state.h_w,
+                              free_p=inst.ps_capacity[:, None] - state.h_p,
+                              quota_w=np.maximum(state.quota_w[owner] - state.used_w[owner], state.pool_w),
+                              quota_p=np.maximum(state.quota_p[owner] - state.used_p[owner], state.pool_p),
+                              eta_w=state.prices()[0], eta_p=state.prices()[1])
+            for name in ("free_w", "free_p", "eta_w", "eta_p", "quota_w", "quota_p"):
+                assert np.array_equal(getattr(view, name), getattr(fresh, name))
+            for sums, fresh_sums in zip(view.price_sums, fresh.price_sums):
+                assert np.array_equal(sums, fresh_sums)
+            for d in (1, 2, 3):
+                for table in ("free_minimum", "load_minimum", "quota_minimum"):
+                    assert np.array_equal(getattr(view, table)(d, 0, 8 - d + 1), getattr(fresh, table)(d, 0, 8 - d + 1))
+        chosen = placement_at(shape, state.view(0), 1 + 2 * step, 1, centralized=True)
         assert chosen is not None
-        state.allocate(chosen, 0, 1)
+        state.allocate(chosen, 0, 1 if step < 2 else 2)

@@ -16,7 +16,8 @@ t^+ = t^- + d - 1 <= rho1, over the slots [t^-, t^+]:
             the job's best is the first (o outer, W inner) strictly above the best so far and 0 (line 10)
 
 Every (o, W) pair is evaluated, vectorised over o (and over W for the price bounds): window minima
-come from sparse tables a round shares between allocations, window price sums from prefix sums;
+come from sparse tables a round shares between allocations (the quota's per owner, until the owner's
+quota use or the pool changes), window price sums from prefix sums a round shares likewise;
 placements are built only for the winner (the costs do not depend on
 which server of H is chosen). All float comparisons use EPS = 1e-9.
 """
@@ -82,13 +83,25 @@ class RoundView:
     eta_p: np.ndarray
     free_minimum: WindowMinimum | None = None   # minima of free_w, free_p (stacked) over windows
     load_minimum: WindowMinimum | None = None   # minima of the cluster's free-capacity bounds over windows
+    quota_minimum: WindowMinimum | None = None  # minima of quota_w, quota_p (stacked) over windows
+    price_sums: tuple[np.ndarray, np.ndarray] | None = None   # (tau + 1,) prefix sums of eta_w, eta_p
 
     def __post_init__(self) -> None:
-        """Both window minima are built here unless given (a round shares them while free_w, free_p hold)."""
+        """The window minima and price sums are built here unless given (a round shares them while
+        the arrays they come from hold)."""
         if self.free_minimum is None:
             self.free_minimum = WindowMinimum(self.free_w, self.free_p)
         if self.load_minimum is None:
             self.load_minimum = load_minimum(self.free_w, self.free_p)
+        if self.quota_minimum is None:
+            self.quota_minimum = WindowMinimum(self.quota_w[None, :], self.quota_p[None, :])
+        if self.price_sums is None:
+            self.price_sums = price_sums(self.eta_w, self.eta_p)
+
+
+def price_sums(eta_w: np.ndarray, eta_p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Prefix sums of the posted prices: a window's price sum is the difference of two entries."""
+    return np.concatenate([[0.0], np.cumsum(eta_w)]), np.concatenate([[0.0], np.cumsum(eta_p)])
 
 
 def load_minimum(free_w: np.ndarray, free_p: np.ndarray) -> WindowMinimum:
@@ -157,12 +170,12 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
     free-capacity bounds (:func:`load_minimum`) leave room for a placement, and phi_j - (the least
     cost: W workers' prices, plus one PS's for MINCOSTC) exceeds the best mu so far less EPS (the
     price bound first, for all open W of a side at once): any other offset's mu is at most best - EPS, so neither wins line 10 nor turns the
-    line-6 choice of an offset that could (the output is unchanged)."""
+    line-6 choice of an offset that could (the output is unchanged). Before any of these, W and the
+    chunk's offsets are cut to what the quota and the free-capacity bounds at each window's first slot
+    admit (a window's minimum is at most its first slot's value), without window queries."""
     tau = view.eta_w.shape[0]
     n_servers = view.free_w.shape[0]
-    free, load = view.free_minimum, view.load_minimum
-    quotas = WindowMinimum(view.quota_w[None, :], view.quota_p[None, :])
-    sums = (np.concatenate([[0.0], np.cumsum(view.eta_w)]), np.concatenate([[0.0], np.cumsum(view.eta_p)]))
+    free, load, quotas, sums = view.free_minimum, view.load_minimum, view.quota_minimum, view.price_sums
     literal = mincostc_cost == "literal"
 
     def open_workers(d: np.ndarray, start: int, stop: int, best: float) -> np.ndarray:
@@ -176,12 +189,22 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
         """(stop - start, D_j): mu = phi(o + d - 1) - cost for offsets o in [start + 1, stop] and the
         open ``workers`` W of one side (-inf without a placement or past the round, or where even
         the least cost leaves mu <= best - EPS; -inf for the other W)."""
-        out = np.full((stop - start, job.chunks), -np.inf)
+        mu = np.full((stop - start, job.chunks), -np.inf)
+        begin = np.arange(start, stop)                       # o - 1
+        # a window's minima are at most their values at its first slot: the most workers that slot's quota
+        # and free capacity admit bound W at each offset (no placement beyond it; checked without tables)
+        at_first = load.values[:, begin]
+        most = np.minimum(view.quota_w[begin], at_first[1 if centralized else 0])
+        most[(at_first[2] < 1) | ((view.quota_p[begin] < 1) if centralized else False)] = 0
+        workers = workers[workers <= most.max(initial=0)]
         if not workers.size:
-            return out
+            return mu
+        room_for_some = np.flatnonzero(most >= workers[0])   # the offsets left, narrowed to their range
+        trim, end = int(room_for_some[0]), int(room_for_some[-1]) + 1
+        out, begin, most = mu[trim:end], begin[trim:end], most[trim:end]
+        start, stop = start + trim, start + end
         d = (job.central if centralized else job.distributed)[workers - 1]
         w = workers[:, None]
-        begin = np.arange(start, stop)                       # o - 1
         ends = np.minimum(begin[None, :] + d[:, None], tau)   # o - 1 + d (clipped past the round)
         in_round = begin[None, :] < (tau - d + 1)[:, None]    # o <= tau - d + 1
         value = np.asarray(job.utility.value(begin[None, :] + d[:, None]), dtype=float)
@@ -192,6 +215,7 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
             priced = in_round & (value - cost > best - EPS)
         else:                                    # the cost is at least the workers' (one PS or more on top)
             priced = in_round & (value - w * win_w > best - EPS)
+        priced &= most[None, :] >= w
         for row in np.flatnonzero(priced.any(axis=1)).tolist():
             wr, dr = int(workers[row]), int(d[row])
             last = min(stop, tau - dr + 1)            # the offsets that end in the round
@@ -219,7 +243,7 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
                 ok = usable.any(axis=0) & (qw >= wr) & (fw.sum(axis=0) - fw[first, cols] >= wr - local[first, cols])
                 cost_row = wr * win_w[row, lo:hi] + need[first, cols] * win_p[row, lo:hi]
             out[lo:hi, wr - 1] = np.where(ok, value[row, lo:hi] - cost_row, -np.inf)
-        return out
+        return mu
 
     best, best_at, best_central = 0.0, (0, 0), False
     start, size = 0, first_chunk

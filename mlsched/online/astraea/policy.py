@@ -35,12 +35,15 @@ from mlsched.online.astraea.parameters import (
     Constants, best_ideal_utility, constants, fitting_configurations, posted_prices, worker_cap)
 from mlsched.online.astraea.placement import (
     CENTRAL_SERVER_RULES, MINCOSTC_COSTS, Candidate, JobShape, RoundView, WindowMinimum, best_candidate, job_shape,
-    load_minimum)
+    load_minimum, price_sums)
 from mlsched.sim.multi_tenant_check import TenantSchedule, realized_utilities
 from mlsched.tenant_metrics import mean_utilization, summary, tenant_gains
 
-# free_w, free_p, eta_w, eta_p and their window minima (RoundView's fields) over a round's first slots
-Capacity = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, WindowMinimum, WindowMinimum]
+# free_w, free_p, eta_w, eta_p, their window minima and the price sums (RoundView's fields) over a round's first slots
+Capacity = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, WindowMinimum, WindowMinimum,
+                 tuple[np.ndarray, np.ndarray]]
+# quota_w, quota_p and their window minima (RoundView's fields) of one owner over a round's first slots
+Quota = tuple[np.ndarray, np.ndarray, WindowMinimum]
 
 
 @dataclass
@@ -134,6 +137,7 @@ class RoundState:
         self.quota_w = np.array([t.workers for t in instance.tenants], dtype=np.int64)
         self.quota_p = np.array([t.ps for t in instance.tenants], dtype=np.int64)
         self._capacities: dict[int, Capacity] = {}
+        self._quotas: dict[tuple[int, int], Quota] = {}
 
     def prices(self, cut: slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
         """eta_w(t), eta_p(t) over the round's slots (or the ``cut`` of them)."""
@@ -146,25 +150,35 @@ class RoundState:
         if span not in self._capacities:
             cut = slice(0, span)
             free_w, free_p = self.cap_w[:, None] - self.h_w[:, cut], self.cap_p[:, None] - self.h_p[:, cut]
-            self._capacities[span] = (free_w, free_p, *self.prices(cut), WindowMinimum(free_w, free_p),
-                                      load_minimum(free_w, free_p))
+            eta_w, eta_p = self.prices(cut)
+            self._capacities[span] = (free_w, free_p, eta_w, eta_p, WindowMinimum(free_w, free_p),
+                                      load_minimum(free_w, free_p), price_sums(eta_w, eta_p))
         return self._capacities[span]
+
+    def _quota(self, owner: int, span: int) -> Quota:
+        """The owner's quota bounds and their window minima over the first ``span`` slots: kept until
+        the owner's quota use or the pool changes (phase-1 allocations of the owner, phase 1's close)."""
+        if (owner, span) not in self._quotas:
+            quota_w = np.maximum(self.quota_w[owner] - self.used_w[owner, :span], self.pool_w[:span])
+            quota_p = np.maximum(self.quota_p[owner] - self.used_p[owner, :span], self.pool_p[:span])
+            self._quotas[owner, span] = (quota_w, quota_p, WindowMinimum(quota_w[None, :], quota_p[None, :]))
+        return self._quotas[owner, span]
 
     def view(self, owner: int, span: int | None = None) -> RoundView:
         """What a job of ``owner`` sees of the round's first ``span`` slots (default: all held)."""
         if span is not None and span > self.width:
             raise ValueError(f"a view of {span} slots of a round holding {self.width}")
         span = self.width if span is None else span
-        free_w, free_p, eta_w, eta_p, free_minimum, load = self._capacity(span)
-        return RoundView(free_w=free_w, free_p=free_p,
-                         quota_w=np.maximum(self.quota_w[owner] - self.used_w[owner, :span], self.pool_w[:span]),
-                         quota_p=np.maximum(self.quota_p[owner] - self.used_p[owner, :span], self.pool_p[:span]),
-                         eta_w=eta_w, eta_p=eta_p, free_minimum=free_minimum, load_minimum=load)
+        free_w, free_p, eta_w, eta_p, free_minimum, load, sums = self._capacity(span)
+        quota_w, quota_p, quotas = self._quota(owner, span)
+        return RoundView(free_w=free_w, free_p=free_p, quota_w=quota_w, quota_p=quota_p, eta_w=eta_w, eta_p=eta_p,
+                         free_minimum=free_minimum, load_minimum=load, quota_minimum=quotas, price_sums=sums)
 
     def close_phase_one(self) -> None:
         """a_w(t), a_p(t): the quota phase-1 jobs left unused (Alg. 2 line 4)."""
         self.pool_w = (self.quota_w[:, None] - self.used_w).sum(axis=0)
         self.pool_p = (self.quota_p[:, None] - self.used_p).sum(axis=0)
+        self._quotas.clear()
 
     def allocate(self, best: Candidate, owner: int, phase: int) -> slice:
         """Raise h over the candidate's run (Alg. 3 line 14) and, in phase 1, the owner's quota use;
@@ -176,6 +190,7 @@ class RoundState:
         if phase == 1:
             self.used_w[owner, run] += int(best.y.sum())
             self.used_p[owner, run] += int(best.z.sum())
+            self._quotas = {key: quota for key, quota in self._quotas.items() if key[0] != owner}
         return run
 
 
