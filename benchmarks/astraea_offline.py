@@ -40,7 +40,7 @@ TIGHTENING_SETS = {"none": (), "default": astraea.DEFAULT_TIGHTENINGS,
 def program_size(inst: MultiTenantInstance, max_starts: int, max_cells: int) -> tuple[str, bool]:
     """A line's head naming the program's size, and whether it is within the limits."""
     horizon = astraea.offline_horizon(inst, "admission")
-    columns = astraea.integer_count(inst, "admission") - 4 * inst.num_jobs * len(inst.servers)
+    columns = astraea.column_count(inst, "admission")
     cells = inst.num_jobs * len(inst.servers) * horizon
     head = f"{inst.name}: T = {horizon}, {columns} start columns, {cells} (job, server, slot) cells"
     if columns > max_starts or cells > max_cells:

@@ -350,8 +350,8 @@ def exact_astraea(instance: MultiTenantInstance, *, variant: str = "admission", 
 def _exact_astraea(instance: MultiTenantInstance, variant: str, relax: bool, verify: bool | str,
                    starts: Sequence[TenantSchedule | SlotRun], budget: TimeBudget) -> SolveReport:
     relaxed = relax or variant == "ub-pool"
-    no_columns = astraea.integer_count(instance, variant) == 4 * instance.num_jobs * len(instance.servers)
-    if no_columns and ((relaxed and variant != "all-jobs") or instance.num_jobs == 0):
+    columns = astraea.column_count(instance, variant)
+    if columns == 0 and ((relaxed and variant != "all-jobs") or instance.num_jobs == 0):
         # no job can finish within the horizon: nothing to solve (P-OFF itself still goes to the
         # solvers, which certify 0, or infeasible under all-jobs)
         return SolveReport(Status.OPTIMAL, 0.0, 0.0, 0.0, 0.0, 0.0, "none", relaxed=relaxed,
@@ -365,7 +365,8 @@ def _exact_astraea(instance: MultiTenantInstance, variant: str, relax: bool, ver
     pool, guided = _pool_and_guided_schedule(instance, variant, budget)
     with budget.step("starts"):
         start = _best_start([*starts, *guided], partial(_astraea_start, instance, variant))
-    certify = verify is True or (verify == "auto" and astraea.integer_count(instance, variant) <= VERIFY_MAX_INTEGERS)
+    certify = verify is True or (
+        verify == "auto" and astraea.integer_count(instance, variant, columns) <= VERIFY_MAX_INTEGERS)
     gap = None if start is None else relative_gap(start[0], pool)
     if not certify and start is not None and gap is not None and gap <= EXACT_REL_GAP:
         return SolveReport(Status.OPTIMAL, start[0], pool, gap, 0.0, 0.0, "highs", False,

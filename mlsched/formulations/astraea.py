@@ -137,11 +137,18 @@ def jobwise_bound(instance: MultiTenantInstance, variant: str = "admission") -> 
     return total
 
 
-def integer_count(instance: MultiTenantInstance, variant: str) -> int:
-    """P-OFF's integer variables (x, Y, Z, p, v) without building it."""
+def column_count(instance: MultiTenantInstance, variant: str) -> int:
+    """P-OFF's start columns x_jkt0 without building it."""
     horizon = offline_horizon(instance, variant)
-    columns = sum(len(start_slots(instance, job, c, horizon)) for job in instance.jobs
-                  for c in configurations(instance, job))
+    return sum(len(start_slots(instance, job, c, horizon)) for job in instance.jobs
+               for c in configurations(instance, job))
+
+
+def integer_count(instance: MultiTenantInstance, variant: str, columns: int | None = None) -> int:
+    """P-OFF's integer variables (x, Y, Z, p, v) without building it (``columns``: its
+    :func:`column_count`, when already known)."""
+    if columns is None:
+        columns = column_count(instance, variant)
     return columns + 4 * instance.num_jobs * len(instance.servers)
 
 
