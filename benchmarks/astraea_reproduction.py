@@ -15,8 +15,15 @@ parts' job and server counts by x (rounded, at least 1; the pr part keeps its sm
 (the paper profile's linear utilities make long waits negative, §1.5). Wall and CPU time per part;
 the pr part prints one line per instance as it finishes (P-OFF's status, time and Astraea's PR).
 
-    python benchmarks/astraea_reproduction.py [--seeds 5] [--scale 1] [--part jobs,servers,pr,users,theta]
-        [--trace PATH] [--time-limit 60] [--csv out.csv]
+``--rows FILE`` keeps every run of the jobs, servers, users and theta parts as a line of FILE, written
+as the run finishes; runs already in FILE (same part, sizes, seed, scheduler and theta scale) are read
+back instead of run again, so a long sweep survives an interruption and can be split across processes
+(``--seed-list``, ``--algorithms``), each writing its own file, and summarised at the end from all of
+them (``--rows a.csv --rows b.csv``; new runs go to the first file).
+
+    python benchmarks/astraea_reproduction.py [--seeds 5 | --seed-list 0,3] [--scale 1]
+        [--part jobs,servers,pr,users,theta] [--algorithms astraea,batchsche] [--trace PATH]
+        [--time-limit 60] [--rows runs.csv ...] [--csv out.csv]
 """
 
 from __future__ import annotations
@@ -40,22 +47,72 @@ PAPER_TABLE2 = {5: (599.64, 0.7053), 8: (571.55, 0.78126), 11: (611.28, 0.7979),
 COLUMNS = ("revenue", "alpha_mean", "var_alpha", "si_mean", "utilization", "makespan", "scheduled", "negative_jobs")
 
 
-def rows_for(inst, seed: int, algorithms=ALGORITHMS, **options) -> list[dict]:
-    system = get_system("astraea")
-    out = []
-    for name in algorithms:
-        cpu = time.process_time()
-        result = system.execute(inst, system.policy(name), **options)
-        row = system.evaluate(inst, result)
-        print(f"  N = {inst.num_jobs}, S = {len(inst.servers)}, U = {len(inst.tenants)}, seed {seed}, {name}"
-              f"{''.join(f', {k} {v}' for k, v in options.items())}: revenue {row['revenue']:.1f} "
-              f"({time.process_time() - cpu:.1f} s CPU)", flush=True)
-        admitted = result.phase > 0 if hasattr(result, "phase") else None
-        out.append({"jobs": inst.num_jobs, "servers": len(inst.servers), "users": len(inst.tenants), "seed": seed,
-                    "algorithm": name, **{k: row[k] for k in COLUMNS if k in row},
-                    "ideal_above_cost": (float(np.mean(result.ideal[admitted] > result.cost[admitted]))
-                                         if admitted is not None and admitted.any() else np.nan), **options})
-    return out
+KEY = ("sweep", "jobs", "servers", "users", "seed", "algorithm", "theta_scale")
+
+
+class RunStore:
+    """Every run of the jobs, servers, users and theta parts as a CSV line, written as it finishes; runs
+    already stored (same KEY) are read back instead of run again."""
+
+    def __init__(self, paths: list[str], wanted: set[str] | None) -> None:
+        self.path = paths[0] if paths else None
+        self.wanted = wanted
+        frames = [pd.read_csv(p) for p in paths if _has_rows(p)]
+        self.rows: list[dict] = pd.concat(frames).to_dict("records") if frames else []
+        self.done = {self._key(r) for r in self.rows}
+
+    @staticmethod
+    def _key(row: dict) -> tuple:
+        theta = row.get("theta_scale")
+        return (*(row[k] for k in KEY[:-1]), None if theta is None or pd.isna(theta) else float(theta))
+
+    def _store(self, row: dict) -> None:
+        self.rows.append(row)
+        self.done.add(self._key(row))
+        if self.path:
+            pd.DataFrame([row], columns=STORED).to_csv(self.path, mode="a", index=False,
+                                                       header=not _has_rows(self.path))
+
+    def run(self, sweep: str, make, sizes: dict, seed: int, algorithms=ALGORITHMS, **options) -> None:
+        """Run each of ``algorithms`` (less those not wanted or stored) on ``make()``, the instance of ``sizes``."""
+        theta = options.get("theta_scale")
+        todo = [a for a in algorithms if (self.wanted is None or a in self.wanted)
+                and self._key({"sweep": sweep, **sizes, "seed": seed, "algorithm": a, "theta_scale": theta})
+                not in self.done]
+        if not todo:
+            return
+        inst = make()
+        system = get_system("astraea")
+        for name in todo:
+            cpu = time.process_time()
+            result = system.execute(inst, system.policy(name), **options)
+            seconds = time.process_time() - cpu
+            row = system.evaluate(inst, result)
+            print(f"  {sweep}: N = {inst.num_jobs}, S = {len(inst.servers)}, U = {len(inst.tenants)}, seed {seed}, "
+                  f"{name}{''.join(f', {k} {v}' for k, v in options.items())}: revenue {row['revenue']:.1f} "
+                  f"({seconds:.1f} s CPU)", flush=True)
+            admitted = result.phase > 0 if hasattr(result, "phase") else None
+            self._store({"sweep": sweep, **sizes, "seed": seed, "algorithm": name, "theta_scale": theta,
+                         "tenants": len(inst.tenants),
+                         **{k: row.get(k, np.nan) for k in COLUMNS},
+                         "ideal_above_cost": (float(np.mean(result.ideal[admitted] > result.cost[admitted]))
+                                              if admitted is not None and admitted.any() else np.nan),
+                         "cpu_seconds": seconds})
+
+    def frame(self, sweep: str) -> pd.DataFrame:
+        f = pd.DataFrame([r for r in self.rows if r["sweep"] == sweep], columns=STORED)
+        return f if self.wanted is None else f[f["algorithm"].isin(self.wanted)]
+
+
+STORED = (*KEY, "tenants", *COLUMNS, "ideal_above_cost", "cpu_seconds")
+
+
+def _has_rows(path: str) -> bool:
+    try:
+        with open(path) as handle:
+            return bool(handle.readline().strip())
+    except FileNotFoundError:
+        return False
 
 
 def versus(frame: pd.DataFrame, key: str) -> pd.DataFrame:
@@ -63,6 +120,8 @@ def versus(frame: pd.DataFrame, key: str) -> pd.DataFrame:
     mean = frame.groupby([key, "algorithm"])["revenue"].mean().unstack()
     for astraea in ("astraea", "astraea-theory"):
         for base in BASELINES:
+            if astraea not in mean or base not in mean:
+                continue
             both = (mean[astraea] > 0) & (mean[base] > 0)
             mean[f"{astraea}/{base}"] = (mean[astraea] / mean[base]).where(both)
     return mean
@@ -72,7 +131,8 @@ def shape(frame: pd.DataFrame) -> pd.DataFrame:
     """Per algorithm: mean Var_alpha (Fig. 8), utilization, makespan and Astraea's makespan over it
     (Fig. 13), and the share of admitted jobs with ideal revenue above cost (Fig. 12)."""
     table = frame.groupby("algorithm")[["var_alpha", "si_mean", "utilization", "makespan", "ideal_above_cost"]].mean()
-    table["astraea_makespan_over"] = table.loc["astraea", "makespan"] / table["makespan"]
+    if "astraea" in table.index:
+        table["astraea_makespan_over"] = table.loc["astraea", "makespan"] / table["makespan"]
     return table
 
 
@@ -87,25 +147,46 @@ class Clock:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seed-list", help="comma-separated seeds to run instead of 0..--seeds-1")
     parser.add_argument("--part", default="jobs,servers,pr,users,theta")
+    parser.add_argument("--algorithms", help="comma-separated schedulers to run and summarise (default: every one)")
     parser.add_argument("--trace", help="Philly job CSV for the users part (default: the shipped window, 11 VCs)")
     parser.add_argument("--time-limit", type=float, default=60.0, help="P-OFF's limit per instance (pr part)")
     parser.add_argument("--scale", type=float, default=1.0, help="job and server counts x this (not the pr part)")
+    parser.add_argument("--rows", action="append", default=[],
+                        help="CSV of the runs: read back, and new runs appended to the first (repeatable)")
     parser.add_argument("--csv")
     args = parser.parse_args()
     parts = set(args.part.split(","))
+    wanted = set(args.algorithms.split(",")) if args.algorithms else None
+    unknown = (wanted or set()) - set(ALGORITHMS)
+    if unknown:
+        parser.error(f"--algorithms: unknown {', '.join(sorted(unknown))} (known: {', '.join(ALGORITHMS)})")
+    store = RunStore(args.rows, wanted)
     frames = []
-    seeds = range(args.seeds)
+    seeds = [int(s) for s in args.seed_list.split(",")] if args.seed_list else range(args.seeds)
     pd.set_option("display.width", 200)
 
     def scaled(count: int) -> int:
         return max(1, round(count * args.scale))
 
+    def sweep(name: str, points, algorithms=ALGORITHMS, users: int | None = None, **options) -> None:
+        for jobs, servers in points:
+            for s in seeds:
+                store.run(name, lambda: generate_astraea(jobs=jobs, servers=servers, users=users, seed=s,
+                                                         trace=args.trace if users else None),
+                          {"jobs": jobs, "servers": servers, "users": users or 0}, s, algorithms, **options)
+
+    def stored(name: str) -> pd.DataFrame:
+        f = store.frame(name)
+        f = f[f["seed"].isin(list(seeds))]
+        frames.append(f)
+        return f
+
     if "jobs" in parts:
         clock = Clock()
-        f = pd.DataFrame([r for n in (100, 200, 300, 400, 500) for s in seeds
-                          for r in rows_for(generate_astraea(jobs=scaled(n), servers=scaled(100), seed=s), s)])
-        frames.append(f.assign(sweep="jobs"))
+        sweep("jobs", [(scaled(n), scaled(100)) for n in (100, 200, 300, 400, 500)])
+        f = stored("jobs")
         print(f"Fig. 4 (vs #jobs, S = {scaled(100)}; {clock}); paper: Astraea / baseline =", PAPER_FIG4["jobs"])
         print(versus(f, "jobs").round(3).to_string())
         print(f"Figs. 8, 12, 13 over the #jobs sweep; paper: Astraea's Var_alpha smallest, ideal > cost for every "
@@ -113,9 +194,8 @@ def main() -> None:
         print(shape(f).round(3).to_string(), flush=True)
     if "servers" in parts:
         clock = Clock()
-        f = pd.DataFrame([r for m in (60, 80, 100, 120, 140) for s in seeds
-                          for r in rows_for(generate_astraea(jobs=scaled(300), servers=scaled(m), seed=s), s)])
-        frames.append(f.assign(sweep="servers"))
+        sweep("servers", [(scaled(300), scaled(m)) for m in (60, 80, 100, 120, 140)])
+        f = stored("servers")
         print(f"Fig. 4 (vs #servers, N = {scaled(300)}; {clock}); paper:", PAPER_FIG4["servers"])
         print(versus(f, "servers").round(3).to_string())
         print(shape(f).round(3).to_string(), flush=True)
@@ -154,25 +234,24 @@ def main() -> None:
         print(f"Astraea's PR: min {astraea_low:.3f} (lower ends)", flush=True)
     if "users" in parts:
         clock = Clock()
-        f = pd.DataFrame([r for u in (5, 8, 11, 14) for s in seeds
-                          for r in rows_for(generate_astraea(jobs=scaled(300), servers=scaled(100), users=u, seed=s,
-                                                             trace=args.trace),
-                                            s, ("astraea", "astraea-theory"))])
-        frames.append(f.assign(sweep="users"))
+        for u in (5, 8, 11, 14):
+            sweep("users", [(scaled(300), scaled(100))], ("astraea", "astraea-theory"), users=u)
+        f = stored("users")
         table = f.groupby(["users", "algorithm"]).agg(revenue=("revenue", "mean"),
                                                       var_alpha=("var_alpha", "mean")).unstack()
-        table[("revenue_per_job", "astraea")] = table[("revenue", "astraea")] / scaled(300)
+        if ("revenue", "astraea") in table:
+            table[("revenue_per_job", "astraea")] = table[("revenue", "astraea")] / scaled(300)
         table[("paper", "revenue_per_job")] = [PAPER_TABLE2[u][0] for u in table.index]
         table[("paper", "var_alpha")] = [PAPER_TABLE2[u][1] for u in table.index]
         print(f"Table 2 (N = {scaled(300)}, S = {scaled(100)}; {clock})")
         print(table.round(4).to_string(), flush=True)
     if "theta" in parts:
         clock = Clock()
-        f = pd.DataFrame([r for x in (0.6, 0.8, 1.0, 1.2, 1.4) for s in seeds
-                          for r in rows_for(generate_astraea(jobs=scaled(500), servers=scaled(60), seed=s), s, ("astraea",),
-                                            theta_scale=x)])
-        frames.append(f.assign(sweep="theta"))
-        print(f"Fig. 11 (theta x scale under high load: N = {scaled(500)}, S = {scaled(60)}; {clock}); paper: 80% beats overestimates")
+        for x in (0.6, 0.8, 1.0, 1.2, 1.4):
+            sweep("theta", [(scaled(500), scaled(60))], ("astraea",), theta_scale=x)
+        f = stored("theta")
+        print(f"Fig. 11 (theta x scale under high load: N = {scaled(500)}, S = {scaled(60)}; {clock}); "
+              f"paper: 80% beats overestimates")
         print(f.groupby("theta_scale")[["revenue", "scheduled"]].mean().round(1).to_string(), flush=True)
     if args.csv:
         pd.concat(frames, ignore_index=True).to_csv(args.csv, index=False)
