@@ -18,6 +18,18 @@ Alg. 3  jobs in order; each takes its best candidate (:mod:`.placement`) when mu
 
 Rounds use disjoint slots, so each starts from an empty cluster. ``sharing=False`` skips phase 2
 (BatchSche's per-tenant runs, spec §5.2).
+
+Exact skip (``lazy``, the default; ``lazy=False`` is the full re-scan it is tested against).
+Once a round of a batch admits nothing, its later rounds admit nothing either, so the batch ends
+there. Proof: round i + 1 gets the same pending list as round i (nothing left it), the same tau, the
+same held width (the list's largest span) and a fresh empty cluster; a job's enumeration
+(:func:`.placement.best_candidate`) reads only the round's view (free capacity, quota bounds and
+prices over offsets 1..tau, not rho0) and phi_j(t^+ - rho0), a function of the offset alone. So
+round i + 1's first job is enumerated at the same view as in round i, and by induction over the
+list every job of both phases is: each finds what it found in round i, nothing, and leaves the view
+as it was. A batch's record (schedules, mu, prices, payments, batch and round numbers) is written by
+admissions only, so it is unchanged; only the rounds that would repeat an idle one are not run (the
+idle rounds of Lemma 1's lambda, dozens per batch, were nearly all of its cost).
 """
 
 from __future__ import annotations
@@ -200,14 +212,16 @@ class Astraea:
     Options (spec §8): ``lambda_mode`` ("fixed" or "theory"), ``lambda_fixed``, ``theta`` (a fixed
     (theta_w, theta_p), else §3.1's), ``theta_scale``, ``log_base`` of sigma, ``central_server_rule``,
     ``mincostc_cost``, ``max_batches`` (L_max), ``cap_by_trace_gpus`` (astraea_cap_by_trace_gpus, A13:
-    W = 1..min(g_j^tr, D_j) instead of 1..D_j) and ``sharing`` (phase 2 on or off). The instance
-    carries ``time_origin`` and ``release_inclusive``.
+    W = 1..min(g_j^tr, D_j) instead of 1..D_j) and ``sharing`` (phase 2 on or off). ``lazy=False``
+    runs every round of a batch and enumerates every pending job at every call: the full re-scan the
+    exact skips of the module docstring are tested against (same run record). The instance carries
+    ``time_origin`` and ``release_inclusive``.
     """
 
     def __init__(self, *, lambda_mode: str = "fixed", lambda_fixed: int = 2, theta: tuple[float, float] | None = None,
                  theta_scale: float = 1.0, log_base: str = "e", central_server_rule: str = "best_fit",
                  mincostc_cost: str = "per_slot", max_batches: int = 40, cap_by_trace_gpus: bool = False,
-                 sharing: bool = True, name: str = "astraea"):
+                 sharing: bool = True, lazy: bool = True, name: str = "astraea"):
         if central_server_rule not in CENTRAL_SERVER_RULES:
             raise UsageError(f"central_server_rule must be one of {', '.join(CENTRAL_SERVER_RULES)}")
         if mincostc_cost not in MINCOSTC_COSTS:
@@ -218,7 +232,7 @@ class Astraea:
                         "theta_scale": theta_scale, "log_base": log_base}
         self.central_server_rule, self.mincostc_cost = central_server_rule, mincostc_cost
         self.max_batches, self.sharing, self.name = max_batches, sharing, name
-        self.cap_by_trace_gpus = cap_by_trace_gpus
+        self.cap_by_trace_gpus, self.lazy = cap_by_trace_gpus, lazy
 
     def configure(self, *, lambda_mode: str | None = None, theta_scale: float | None = None) -> None:
         """Override the rounds-per-batch mode or the theta scale after construction."""
@@ -277,7 +291,7 @@ class Astraea:
             for j in (*first, *second):
                 record.batch[j], record.round[j] = batch, i
             admitted.update(first, second)
-            if not left:
+            if not left or (self.lazy and not first and not second):
                 break
         return admitted
 
