@@ -63,19 +63,20 @@ def test_mincostd_alone_is_not_monotone_but_the_better_side_is():
     rounds): using up the PS of server a (MINCOSTD's first PS server by (N_s, s)) makes W = 2
     distributed feasible, with a's workers remote; MINCOSTC on a was feasible before, at a mu at
     least as high (d(W, cent) <= d(W, dist), prices only rise)."""
-    shape = JobShape(chunks=2, central=np.array([4, 2]), distributed=np.array([4, 3]), utility=Affine(k=-1.0, g=50.0))
+    shape = JobShape(chunks=2, central=np.array([4, 2]), distributed=np.array([4, 3]),
+                     utility=Affine(k=-1.0, g=50.0))
 
     def view(h_w: list[int], h_p: list[int]) -> RoundView:
         cap_w, cap_p = np.array([2, 0]), np.array([1, 2])   # a: 2 workers, 1 PS; b: no worker, 2 PS
         used_w, used_p = np.array(h_w)[:, None].repeat(4, 1), np.array(h_p)[:, None].repeat(4, 1)
         eta_w = np.full(4, 0.1 * used_w.sum(axis=0)[0])
         eta_p = np.full(4, 0.2 * used_p.sum(axis=0)[0])
-        return RoundView(free_w=cap_w[:, None] - used_w, free_p=cap_p[:, None] - used_p, quota_w=np.full(4, 9),
-                         quota_p=np.full(4, 9), eta_w=eta_w, eta_p=eta_p)
+        return RoundView(free_w=cap_w[:, None] - used_w, free_p=cap_p[:, None] - used_p,
+                         quota_w=np.full(4, 9), quota_p=np.full(4, 9), eta_w=eta_w, eta_p=eta_p)
 
     empty, a_ps_used = view([0, 0], [0, 0]), view([0, 0], [1, 0])
-    assert placement_at(shape, empty, 1, 2, centralized=False) is None        # a first (N = 1), nothing remote
-    later = placement_at(shape, a_ps_used, 1, 2, centralized=False)          # b first (N = 2), a's 2 workers
+    assert placement_at(shape, empty, 1, 2, centralized=False) is None   # a first (N = 1), no remote
+    later = placement_at(shape, a_ps_used, 1, 2, centralized=False)     # b first (N = 2), a's workers
     assert later is not None and later.z.tolist() == [0, 2] and later.y.tolist() == [2, 0]
     central = placement_at(shape, empty, 1, 2, centralized=True)
     assert central is not None and central.mu >= later.mu

@@ -177,7 +177,7 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
     n_servers = view.free_w.shape[0]
     free, load, quotas, sums = view.free_minimum, view.load_minimum, view.quota_minimum, view.price_sums
     literal = mincostc_cost == "literal"
-    needs = np.asarray(ps_needed(np.arange(job.chunks + 1), *bandwidth))   # MINCOSTD's N for 0..D_j remote workers
+    needs = np.asarray(ps_needed(np.arange(job.chunks + 1), *bandwidth))   # MINCOSTD's N, 0..D_j remote
 
     def open_workers(d: np.ndarray, start: int, stop: int, best: float) -> np.ndarray:
         """Per W (durations ``d``): whether some offset o in [start + 1, stop] ends in the round

@@ -59,8 +59,8 @@ from mlsched.tenant_metrics import mean_utilization, summary, tenant_gains
 # free_w, free_p, eta_w, eta_p, their window minima and the price sums (RoundView's fields) over a round's first slots
 Capacity = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, WindowMinimum, WindowMinimum,
                  tuple[np.ndarray, np.ndarray]]
-# a job, the phase and the admissions before it in its round (phase 1's, then its own call's): with the
-# batch, they fix what the job's enumeration sees (policy docstring)
+# a job, the phase and the admissions before it in its round (phase 1's, then its own call's): with
+# the batch, they fix what the job's enumeration sees (module docstring)
 Admissions = tuple[int, int, tuple[int, ...], tuple[int, ...]]
 # quota_w, quota_p and their window minima (RoundView's fields) of one owner over a round's first slots
 Quota = tuple[np.ndarray, np.ndarray, WindowMinimum]
@@ -305,10 +305,11 @@ class Astraea:
         return admitted
 
     def _max_irev(self, state: RoundState, shapes: list[JobShape], jobs: list[int], phase: int,
-                  record: AstraeaRun, rejected: set[Admissions], phase_one: tuple[int, ...] = ()) -> list[int]:
+                  record: AstraeaRun, rejected: set[Admissions],
+                  phase_one: tuple[int, ...] = ()) -> list[int]:
         """A_maxIrev (Alg. 3): posted-price admission of ``jobs`` in order; the jobs admitted. A job
-        ``rejected`` (lazy runs) at the same admissions of an earlier round of the batch (the round's
-        ``phase_one`` admissions, then this call's) is not enumerated again."""
+        ``rejected`` (lazy runs) at the same admissions of an earlier round of the batch (the
+        round's ``phase_one`` admissions, then this call's) is not enumerated again."""
         tick = time.perf_counter()
         instance = state.instance
         bandwidth = (instance.worker_bandwidth, instance.ps_bandwidth)
