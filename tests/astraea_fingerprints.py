@@ -57,8 +57,9 @@ def cases() -> Iterator[tuple[str, object]]:
 
 
 def policies(instance) -> tuple[str, ...]:
-    """The policies fingerprinted on ``instance``: lambda from Lemma 1 only up to 12 jobs (its many
-    rounds per batch make it slow)."""
+    """The policies fingerprinted on ``instance``: lambda from Lemma 1 only up to 12 jobs (the store
+    was written when its many rounds per batch made it slow; tests/test_astraea_lazy.py checks it on
+    larger instances against the full re-scan)."""
     return POLICIES if instance.num_jobs <= 12 else tuple(p for p in POLICIES if p != "astraea-theory")
 
 

@@ -177,6 +177,7 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
     n_servers = view.free_w.shape[0]
     free, load, quotas, sums = view.free_minimum, view.load_minimum, view.quota_minimum, view.price_sums
     literal = mincostc_cost == "literal"
+    needs = np.asarray(ps_needed(np.arange(job.chunks + 1), *bandwidth))   # MINCOSTD's N, 0..D_j remote
 
     def open_workers(d: np.ndarray, start: int, stop: int, best: float) -> np.ndarray:
         """Per W (durations ``d``): whether some offset o in [start + 1, stop] ends in the round
@@ -236,7 +237,7 @@ def best_candidate(job: JobShape, view: RoundView, *, bandwidth: tuple[float, fl
                 cost_row = cost[row, lo:hi]
             else:
                 local = np.minimum(wr - 1, fw)
-                need = ps_needed(wr - local, *bandwidth)
+                need = needs[(wr - local).astype(np.int64)]
                 usable = (need <= fp) & (need <= qp)
                 first = np.argmin(np.where(usable, need, np.inf), axis=0)
                 cols = np.arange(hi - lo)

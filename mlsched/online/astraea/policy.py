@@ -18,6 +18,23 @@ Alg. 3  jobs in order; each takes its best candidate (:mod:`.placement`) when mu
 
 Rounds use disjoint slots, so each starts from an empty cluster. ``sharing=False`` skips phase 2
 (BatchSche's per-tenant runs, spec §5.2).
+
+Exact skips (``lazy``, the default; ``lazy=False`` is the full re-scan they are tested against).
+What a job's enumeration (:func:`.placement.best_candidate`) finds is fixed, within a batch, by the
+admissions before it in its round: the round starts from an empty cluster over the same tau; each
+admission's placement is a function of the view it was enumerated at; the pool a_w, a_p is phase 1's
+admissions'; the enumeration reads only the view of the job's first span(tau) slots (free capacity,
+quota bounds, prices by offset, not rho0) and phi_j(t^+ - rho0), a function of the offset alone
+(the held width, the pending list's largest span, changes nothing a view shows). Hence:
+  1. a job rejected at the same admissions earlier in the batch (phase 1: the call's admissions so
+     far; phase 2: the round's phase-1 admissions, then the call's) is rejected again without
+     being enumerated: e.g. every job before the previous round's first admission;
+  2. once a round admits nothing, the batch ends: round i + 1 gets the same pending list (nothing
+     left it) and, by induction over the list with (1), every job of both phases is rejected
+     again at the same views, so every later round repeats round i.
+A batch's record (schedules, mu, prices, payments, batch and round numbers) is written by
+admissions only, so it is unchanged; only rejections already known are skipped (the idle rounds of
+Lemma 1's lambda, dozens per batch, were nearly all of its cost).
 """
 
 from __future__ import annotations
@@ -42,6 +59,9 @@ from mlsched.tenant_metrics import mean_utilization, summary, tenant_gains
 # free_w, free_p, eta_w, eta_p, their window minima and the price sums (RoundView's fields) over a round's first slots
 Capacity = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, WindowMinimum, WindowMinimum,
                  tuple[np.ndarray, np.ndarray]]
+# a job, the phase and the admissions before it in its round (phase 1's, then its own call's): with
+# the batch, they fix what the job's enumeration sees (module docstring)
+Admissions = tuple[int, int, tuple[int, ...], tuple[int, ...]]
 # quota_w, quota_p and their window minima (RoundView's fields) of one owner over a round's first slots
 Quota = tuple[np.ndarray, np.ndarray, WindowMinimum]
 
@@ -200,14 +220,16 @@ class Astraea:
     Options (spec §8): ``lambda_mode`` ("fixed" or "theory"), ``lambda_fixed``, ``theta`` (a fixed
     (theta_w, theta_p), else §3.1's), ``theta_scale``, ``log_base`` of sigma, ``central_server_rule``,
     ``mincostc_cost``, ``max_batches`` (L_max), ``cap_by_trace_gpus`` (astraea_cap_by_trace_gpus, A13:
-    W = 1..min(g_j^tr, D_j) instead of 1..D_j) and ``sharing`` (phase 2 on or off). The instance
-    carries ``time_origin`` and ``release_inclusive``.
+    W = 1..min(g_j^tr, D_j) instead of 1..D_j) and ``sharing`` (phase 2 on or off). ``lazy=False``
+    runs every round of a batch and enumerates every pending job at every call: the full re-scan the
+    exact skips of the module docstring are tested against (same run record). The instance carries
+    ``time_origin`` and ``release_inclusive``.
     """
 
     def __init__(self, *, lambda_mode: str = "fixed", lambda_fixed: int = 2, theta: tuple[float, float] | None = None,
                  theta_scale: float = 1.0, log_base: str = "e", central_server_rule: str = "best_fit",
                  mincostc_cost: str = "per_slot", max_batches: int = 40, cap_by_trace_gpus: bool = False,
-                 sharing: bool = True, name: str = "astraea"):
+                 sharing: bool = True, lazy: bool = True, name: str = "astraea"):
         if central_server_rule not in CENTRAL_SERVER_RULES:
             raise UsageError(f"central_server_rule must be one of {', '.join(CENTRAL_SERVER_RULES)}")
         if mincostc_cost not in MINCOSTC_COSTS:
@@ -218,7 +240,7 @@ class Astraea:
                         "theta_scale": theta_scale, "log_base": log_base}
         self.central_server_rule, self.mincostc_cost = central_server_rule, mincostc_cost
         self.max_batches, self.sharing, self.name = max_batches, sharing, name
-        self.cap_by_trace_gpus = cap_by_trace_gpus
+        self.cap_by_trace_gpus, self.lazy = cap_by_trace_gpus, lazy
 
     def configure(self, *, lambda_mode: str | None = None, theta_scale: float | None = None) -> None:
         """Override the rounds-per-batch mode or the theta scale after construction."""
@@ -264,36 +286,44 @@ class Astraea:
         tau, lam = 2 ** batch, consts.rounds
         left = list(jobs)
         admitted: set[int] = set()
+        rejected: set[Admissions] = set()
         for i in range(1, lam + 1):
             width = max(shapes[j].span(tau) for j in left)
             state = RoundState(instance, (lam + i - 1) * tau, tau, (consts.theta_w, consts.theta_p), width)
-            first = self._max_irev(state, shapes, left, 1, record)
+            first = self._max_irev(state, shapes, left, 1, record, rejected)
             left = [j for j in left if j not in first]
             second: list[int] = []
             if self.sharing:
                 state.close_phase_one()
-                second = self._max_irev(state, shapes, left, 2, record)
+                second = self._max_irev(state, shapes, left, 2, record, rejected, tuple(first))
                 left = [j for j in left if j not in second]
             for j in (*first, *second):
                 record.batch[j], record.round[j] = batch, i
             admitted.update(first, second)
-            if not left:
+            if not left or (self.lazy and not first and not second):
                 break
         return admitted
 
     def _max_irev(self, state: RoundState, shapes: list[JobShape], jobs: list[int], phase: int,
-                  record: AstraeaRun) -> list[int]:
-        """A_maxIrev (Alg. 3): posted-price admission of ``jobs`` in order; the jobs admitted."""
+                  record: AstraeaRun, rejected: set[Admissions],
+                  phase_one: tuple[int, ...] = ()) -> list[int]:
+        """A_maxIrev (Alg. 3): posted-price admission of ``jobs`` in order; the jobs admitted. A job
+        ``rejected`` (lazy runs) at the same admissions of an earlier round of the batch (the
+        round's ``phase_one`` admissions, then this call's) is not enumerated again."""
         tick = time.perf_counter()
         instance = state.instance
         bandwidth = (instance.worker_bandwidth, instance.ps_bandwidth)
-        admitted = []
+        admitted: list[int] = []
         for j in jobs:
+            key = (j, phase, phase_one, tuple(admitted))
+            if self.lazy and key in rejected:
+                continue
             owner = instance.jobs[j].owner
             view = state.view(owner, shapes[j].span(state.tau))
             best = best_candidate(shapes[j], view, bandwidth=bandwidth, central_rule=self.central_server_rule,
                                   mincostc_cost=self.mincostc_cost)
             if best is None:
+                rejected.add(key)
                 continue
             self._admit(state, j, owner, best, view, phase, record)
             admitted.append(j)
