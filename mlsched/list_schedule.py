@@ -67,7 +67,7 @@ def list_schedule(instance: ClusterJobsInstance, order: list[int] | np.ndarray,
     granularity = GRANULARITY[variant]
     usage_w = np.zeros((inst.horizon,) + inst.worker_capacity.shape)
     usage_ps = np.zeros((inst.horizon,) + inst.ps_capacity.shape)
-    schedule = ClusterSchedule.empty(inst, f"lp_list_{variant}", promises_completion=True)
+    schedule = ClusterSchedule.empty(inst, f"guided_list_{variant}", promises_completion=True)
     total = 0.0
     for i in order:
         job = inst.jobs[i]

@@ -60,6 +60,6 @@ def test_exact_oasis_starts_large_programs_from_the_list_schedule(monkeypatch):
     report = exact_oasis(inst, time_limit=30.0)
     lp, values = lp_job_values(inst)
     expected = guided_schedule(inst, [density_values(inst), values])
-    assert report.status is Status.FEASIBLE and report.schedule.algorithm == "lp_list_paper"
+    assert report.status is Status.FEASIBLE and report.schedule.algorithm == "guided_list_paper"
     assert report.objective == pytest.approx(total_utility(inst, expected), rel=1e-12) and report.objective > 0
     assert report.bound == pytest.approx(lp.objective, rel=1e-9) and report.bound_source == "lp relaxation"
