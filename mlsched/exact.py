@@ -72,12 +72,14 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
     and match the solver's value to RESCORE_TOLERANCE (else ERROR).
 
     ``starts`` are checked schedules (the online algorithms' and baselines'); programs too large to
-    certify add the LP-guided list schedule (:mod:`mlsched.list_schedule`, LIST_SHARE of
-    the time limit, the LP's value reused as a bound). The best start, read as a
+    certify add the guided list schedule (:mod:`mlsched.list_schedule`), its orders from the
+    jobs' utility density and the LP relaxation (LIST_SHARE of the time limit, its value reused
+    as a bound) or, when that LP is not solved, the pooled Lagrangian bound
+    (:mod:`mlsched.oasis_lagrangian`, labelled ``lagrangian``). The best start, read as a
     solution of the program (:func:`mlsched.formulations.oasis.program_schedule`), is HiGHS's MIP
     start and a floor on the incumbent, so OPT >= max ALG from the first second. When the MILP
-    is not proven optimal, the bound is the least of the MILP's own bound, the LP relaxation,
-    the ``dual_bounds`` given (name -> value, each valid for this variant) and the job-wise bound
+    is not proven optimal, the bound is the least of the MILP's own bound, the LP relaxation, the
+    Lagrangian bound, the workload-window bound, the ``dual_bounds`` given (name -> value, each valid for this variant) and the job-wise bound
     (never missing), with ``bound_source`` naming it.
 
     ``time_limit`` covers the whole call: the program is built once (as arrays), the MILP and its

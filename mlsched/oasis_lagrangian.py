@@ -10,9 +10,11 @@ kappa_ih(t) = sum_r p_h^r(t) w_i^r, lambda_ik(t) = sum_r q_k^r(t) s_i^r, where S
 job i's schedules under its own rows ((2) or (2c), (3), (6)-(13), the per-server bounds) and the
 max(0, .) is x_i = 0. For every feasible schedule the priced terms add up to at most the resource
 value (rows (4), (5) hold), so L(p, q) >= OPT for all p, q >= 0 (weak duality). Job i's inner
-problem is the paper's Algorithm 2 at these prices with full capacities
-(:func:`mlsched.online.oasis.subproblem.best_schedule`, exact: worker-slot units for OPT_paper,
-chunk-passes for OPT_chunk), so every L(p, q) evaluated is a valid bound.
+problem is the paper's Algorithm 2 at these prices with full capacities: for OPT_chunk exactly
+(:func:`mlsched.online.oasis.subproblem.best_schedule`, chunk-passes), for OPT_paper its
+convexified form (:func:`mlsched.oasis_relaxed_subproblem.relaxed_best_schedule`, worker-slot
+units, a payoff never below the exact one and no DP), so every L(p, q) evaluated is a valid
+bound: replacing a job's best payoff by an upper bound of it only raises L.
 
 min L is the LP bound over the convex hull of each job's integer schedules, never above the LP
 relaxation's. The prices start at the LP relaxation's duals of (4) and (5) when known (there L is
@@ -20,7 +22,8 @@ at most the LP bound: at these duals the LP with only (4), (5) priced has the LP
 value, and each job's integer schedules are among its LP points, as long as the LP has no row
 tying jobs together other than (4), (5)), else at zero (L is then the sum of the jobs' best
 payoffs alone), and move by projected subgradient steps in prices scaled by capacity
-(p_h^r(t) c_h^r), with Polyak's step toward ``target`` (a known objective value or an estimate of OPT: it sets
+(p_h^r(t) c_h^r) -- or, pooled, in one price per (slot, resource) of each pool shared by all its
+servers in proportion to their capacities (a subset of the price vectors, so still >= OPT) --, with Polyak's step toward ``target`` (a known objective value or an estimate of OPT: it sets
 only the step length, never the bound's validity), halved after ``STALL`` evaluations without a
 better bound. The result is the least L seen.
 """
