@@ -36,6 +36,8 @@ from mlsched.formulations.oasis_terms import JobTerms, SlotPrices
 from mlsched.instance.cluster_jobs import EPS
 from mlsched.online.oasis.subproblem import BestSchedule
 
+ROW_BLOCK = 8   # completion rows computed together; each block skips rows that cannot beat the best so far
+
 
 def _unit_prices(price: np.ndarray, cap: np.ndarray, count: int) -> np.ndarray:
     """(S, count): the price of the k-th cheapest unit of each row, k = 1..count; inf past the caps."""
@@ -95,23 +97,35 @@ def relaxed_best_schedule(job: JobTerms, prices: SlotPrices) -> BestSchedule:
     order = np.argsort(marginal.ravel()[finite], kind="stable")
     values = marginal.ravel()[finite][order]
     slot = np.repeat(np.arange(n_slots), marginal.shape[1])[finite][order]
-    usable = slot[None, :] <= rows[:, None]                    # (completion row, marginal) pairs
-    taken = np.cumsum(usable, axis=1, dtype=np.int32)
-    if units == 0:
-        cost = np.zeros(len(rows))
-    elif values.size == 0 or taken[-1, -1] < units:
+    if values.size < units:
         return empty
-    else:
-        last = np.argmax(taken >= units, axis=1)
-        spent = np.cumsum(np.where(usable, values, 0.0), axis=1)[np.arange(len(rows)), last]
-        cost = np.where(taken[:, -1] >= units, spent, np.inf)
-    payoff = job.utility[rows] - cost
-    best = int(np.argmax(payoff))
-    if not payoff[best] > 0:
+    # no completion row costs less than the D cheapest marginals of all slots, and none before
+    # the first slot by which D marginals exist completes: those rows are never computed
+    least = float(values[:units].sum())
+    first = int(np.searchsorted(np.cumsum(np.bincount(slot, minlength=n_slots)), units))
+    rows = rows[(rows >= first) & (job.utility[rows] - least > 0)]
+    best_payoff, best_row, best_cost, chosen = 0.0, -1, 0.0, np.zeros(values.size, dtype=bool)
+    for block in range(0, len(rows), ROW_BLOCK):
+        candidates = rows[block:block + ROW_BLOCK]
+        candidates = candidates[job.utility[candidates] - least > best_payoff]
+        if not len(candidates):
+            continue
+        usable = slot[None, :] <= candidates[:, None]          # (completion row, marginal) pairs
+        taken = np.cumsum(usable, axis=1, dtype=np.int32)
+        if units == 0:
+            cost = np.zeros(len(candidates))
+        else:
+            last = np.argmax(taken >= units, axis=1)
+            cost = np.cumsum(np.where(usable, values, 0.0), axis=1)[np.arange(len(candidates)), last]
+        payoff = job.utility[candidates] - cost
+        pick = int(np.argmax(payoff))
+        if payoff[pick] > best_payoff:
+            best_payoff, best_row, best_cost = float(payoff[pick]), int(candidates[pick]), float(cost[pick])
+            chosen = usable[pick] & (taken[pick] <= units)
+    if best_row < 0:
         return empty
-    chosen = usable[best] & (taken[best] <= units)
     count = np.bincount(slot[chosen], minlength=n_slots)
-    return BestSchedule(float(payoff[best]), job.arrival + int(rows[best]), float(cost[best]),
+    return BestSchedule(best_payoff, job.arrival + best_row, best_cost,
                         greedy_placement(prices.worker_price, prices.worker_cap, count),
                         greedy_placement(prices.ps_price, prices.ps_cap, np.asarray(job.ps_needed(count))),
                         count)
