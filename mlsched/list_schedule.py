@@ -18,8 +18,9 @@ algorithms'. This heuristic gives it one:
 3. Local search on the order: move one job to another place (seeded, ``moves`` attempts),
    keeping a move whenever the total does not fall.
 
-Each rule's order is v_i descending (ties by index); the search starts from the best of them. Every schedule is checked by the caller like
-any start; the heuristic proves nothing and bounds nothing.
+Each rule's order is v_i descending (ties by index); the search starts from the best of them.
+Every schedule is checked by the caller like any start; the heuristic proves nothing and bounds
+nothing.
 """
 
 from __future__ import annotations
