@@ -97,6 +97,7 @@ def test_compare_names_the_lagrangian_bound(monkeypatch, capsys, tmp_path):
     proven = exact_oasis(inst, time_limit=120)
     assert proven.status is Status.OPTIMAL
     monkeypatch.setattr(exact_module, "VERIFY_MAX_INTEGERS", 0)
+    monkeypatch.setattr(exact_module, "LAGRANGIAN_COLUMNS", 0)
 
     def stopped(program, **kwargs):
         return SolveReport(Status.NO_SOLUTION, None, None, None, 0.0, 1.0, "highs", not program.integer,
