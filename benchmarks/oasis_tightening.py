@@ -94,7 +94,7 @@ def main() -> None:
                 head = f"{size:9s} {seed:4d}  {name:10s} {fmt(lp)} {time.process_time() - tick:8.1f}"
                 if args.lagrangian > 0 and lp is not None:
                     tick = time.process_time()
-                    bound, evaluated = lagrangian_bound(inst, "paper", start=duals, target=0.95 * lp, iterations=10**6,
+                    bound, evaluated, _ = lagrangian_bound(inst, "paper", start=duals, target=0.95 * lp, iterations=10**6,
                                                         deadline=time.perf_counter() + args.lagrangian)
                     print(f"{size:9s} {seed:4d}  {name:10s} lagrangian {bound:.2f} after {evaluated} evaluations "
                           f"({time.process_time() - tick:.1f} CPU s)", flush=True)

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from mlsched import list_schedule, sim
+from mlsched import list_schedule, oasis_lagrangian, sim
 from mlsched.errors import UsageError
 from mlsched.formulations import astraea, oasis, oasis_arrays, ogasched, sow, themis_offline
 from mlsched.formulations.oasis_window_bound import window_program
@@ -44,7 +44,13 @@ Schedule = TypeVar("Schedule")
 
 RESCORE_TOLERANCE = 1e-6
 MILP_SHARE = 0.8   # of a time limit left after the build: the MILP and its verification; the LP bound gets the rest
-LIST_SHARE = 0.15  # of a time limit: the LP and the list-scheduling start of programs too large to certify
+LIST_SHARE = 0.15  # of a time limit: the LP relaxation of programs too large to certify (bound and list order)
+LAGRANGIAN_SHARE = 0.35   # of what is left after it when that LP is not solved: the pooled Lagrangian bound
+SEARCH_SHARE = 0.15   # of what is left then: the guided list schedule's local search
+LAGRANGIAN_ITERATIONS = 200   # at most, within its time share
+# Below this many columns HiGHS's MILP finds good incumbents and bounds within a minute and keeps the
+# time (30 x 30 seed 2 with the Lagrangian bound instead: [825.53, 1,027.52] after 60 s)
+LAGRANGIAN_COLUMNS = 100_000
 WINDOW_SHARE = 0.5   # of what is left after the MILP: the workload-window bound (1 s at 100 x 100); the LP the rest
 CROSS_CHECK_TOLERANCE = 1e-6
 # HiGHS stops on its time limit between steps, and some steps run long without looking at the
@@ -69,12 +75,15 @@ def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax:
     and match the solver's value to RESCORE_TOLERANCE (else ERROR).
 
     ``starts`` are checked schedules (the online algorithms' and baselines'); programs too large to
-    certify add the LP-guided list schedule (:mod:`mlsched.list_schedule`, LIST_SHARE of
-    the time limit, the LP's value reused as a bound). The best start, read as a
+    certify add the guided list schedule (:mod:`mlsched.list_schedule`), its orders from the
+    jobs' utility density and the LP relaxation (LIST_SHARE of the time limit, its value reused
+    as a bound) or, when that LP is not solved on a program above LAGRANGIAN_COLUMNS columns,
+    the pooled Lagrangian bound
+    (:mod:`mlsched.oasis_lagrangian`, labelled ``lagrangian``). The best start, read as a
     solution of the program (:func:`mlsched.formulations.oasis.program_schedule`), is HiGHS's MIP
     start and a floor on the incumbent, so OPT >= max ALG from the first second. When the MILP
-    is not proven optimal, the bound is the least of the MILP's own bound, the LP relaxation,
-    the ``dual_bounds`` given (name -> value, each valid for this variant) and the job-wise bound
+    is not proven optimal, the bound is the least of the MILP's own bound, the LP relaxation, the
+    Lagrangian bound, the workload-window bound, the ``dual_bounds`` given (name -> value, each valid for this variant) and the job-wise bound
     (never missing), with ``bound_source`` naming it.
 
     ``time_limit`` covers the whole call: the program is built once (as arrays), the MILP and its
@@ -93,9 +102,10 @@ def _exact_oasis(instance: ClusterJobsInstance, variant: str, relax: bool, verif
     with budget.step("build"):
         arrays = oasis_arrays.build_arrays(instance, variant=variant, relax=relax)
     small = arrays.num_columns <= VERIFY_MAX_INTEGERS
-    lp_bound = None
-    if not relax and verify is not True and not small:
-        lp_bound, starts = _with_list_start(instance, arrays, starts, budget)
+    found: dict[str, float] = {}
+    guided = not relax and verify is not True and not small
+    if guided:
+        found, starts = _with_guided_start(instance, arrays, starts, budget)
     with budget.step("starts"):
         start = None if relax else _best_start(starts, partial(_oasis_start, instance, variant))
     certify = not relax and (verify is True or (verify == "auto" and small))
@@ -129,24 +139,38 @@ def _exact_oasis(instance: ClusterJobsInstance, variant: str, relax: bool, verif
         return report
     if start is not None:
         report = _floor_at_start(report, *start)
-    return _least_bound(instance, arrays, report, budget=budget, dual_bounds=dual_bounds, lp_bound=lp_bound,
-                        presolve=small)
+    return _least_bound(instance, arrays, report, budget=budget, dual_bounds={**dual_bounds, **found},
+                        lp_tried=guided, presolve=small)
 
 
-def _with_list_start(instance: ClusterJobsInstance, arrays: oasis_arrays.OasisArrays,
-                     starts: Sequence[ClusterSchedule], budget: TimeBudget) -> tuple[float | None, list[ClusterSchedule]]:
-    """The LP relaxation's value and ``starts`` plus the LP-guided list schedule
-    (:mod:`mlsched.list_schedule`), within LIST_SHARE of the time limit."""
-    tick = time.perf_counter()
+def _with_guided_start(instance: ClusterJobsInstance, arrays: oasis_arrays.OasisArrays,
+                       starts: Sequence[ClusterSchedule], budget: TimeBudget) -> tuple[dict[str, float], list[ClusterSchedule]]:
+    """The bounds found on the way and ``starts`` plus the guided list schedule
+    (:mod:`mlsched.list_schedule`): the LP relaxation (LIST_SHARE of the time limit) gives a
+    bound and an order; when it is not solved and the program has more than LAGRANGIAN_COLUMNS
+    columns, the pooled Lagrangian bound (:mod:`mlsched.oasis_lagrangian`, LAGRANGIAN_SHARE of
+    what is left, Polyak's target the density-ordered list schedule) gives a bound and an order
+    instead. The search from the best
+    order gets SEARCH_SHARE of what is left."""
+    variant, bounds = arrays.variant, {}
+    values = [list_schedule.density_values(instance)]
     with budget.step("lp relaxation", LIST_SHARE) as share:
-        lp, values = list_schedule.lp_job_values(instance, arrays.variant, time_limit=share, arrays=arrays,
-                                                 presolve=False)
-    if values is None:
-        return None, list(starts)
-    deadline = None if share is None else tick + share
-    with budget.step("list schedule"):
-        schedule = list_schedule.lp_guided_schedule(instance, values, variant=arrays.variant, deadline=deadline)
-    return lp.objective, [*starts, schedule]
+        lp, lp_values = list_schedule.lp_job_values(instance, variant, time_limit=share, arrays=arrays, presolve=False)
+    if lp_values is not None and lp.objective is not None:
+        bounds["lp relaxation"] = lp.objective
+        values.append(lp_values)
+    elif arrays.num_columns > LAGRANGIAN_COLUMNS:
+        with budget.step("lagrangian", LAGRANGIAN_SHARE) as share:
+            target, _ = list_schedule.list_schedule(instance, list_schedule.value_order(values[0]), variant)
+            lagrangian = oasis_lagrangian.lagrangian_bound(
+                instance, variant, pooled=True, target=target, iterations=LAGRANGIAN_ITERATIONS,
+                deadline=None if share is None else time.perf_counter() + share)
+        bounds["lagrangian"] = lagrangian.bound
+        values.append(lagrangian.payoff)
+    with budget.step("list schedule", SEARCH_SHARE) as share:
+        schedule = list_schedule.guided_schedule(instance, values, variant=variant,
+                                                 deadline=None if share is None else time.perf_counter() + share)
+    return bounds, [*starts, schedule]
 
 
 def _solve_oasis(instance: ClusterJobsInstance, arrays: oasis_arrays.OasisArrays, *, certify: bool,
@@ -206,25 +230,24 @@ def _floor_at_start(report: SolveReport, score: float, schedule: Any) -> SolveRe
 
 
 def _least_bound(instance: ClusterJobsInstance, arrays: oasis_arrays.OasisArrays, report: SolveReport, *,
-                 budget: TimeBudget, dual_bounds: Mapping[str, float], lp_bound: float | None = None,
+                 budget: TimeBudget, dual_bounds: Mapping[str, float], lp_tried: bool = False,
                  presolve: bool = True) -> SolveReport:
     """Tighten a report that is not proven optimal with the workload-window bound
     (:mod:`mlsched.formulations.oasis_window_bound`, a small LP), the LP relaxation of ``arrays``
-    (``lp_bound`` when it is already known, else solved with ``presolve`` or without), the given
-    dual bounds and the job-wise bound (:func:`mlsched.formulations.oasis.jobwise_bound`), so
-    there is always a bound."""
+    (solved here with ``presolve`` or without unless ``lp_tried``: then it is among
+    ``dual_bounds`` when it was solved), the given bounds (name -> value: the runs' dual bounds,
+    the LP relaxation's or the Lagrangian bound found before the MILP) and the job-wise bound
+    (:func:`mlsched.formulations.oasis.jobwise_bound`), so there is always a bound."""
     candidates = dict(dual_bounds)
     if report.bound is not None:
         candidates[report.bound_source or "milp"] = report.bound
     with budget.step("workload windows", WINDOW_SHARE) as seconds:
         windows = solve_arrays(window_program(instance, arrays.variant), time_limit=seconds)
-    if lp_bound is None:
+    if not lp_tried:
         with budget.step("lp relaxation", 1.0) as seconds:
             lp = solve_arrays(replace(arrays.program, integer=False), time_limit=seconds, presolve=presolve)
         if lp.status is Status.OPTIMAL and lp.objective is not None:
-            lp_bound = lp.objective
-    if lp_bound is not None:
-        candidates["lp relaxation"] = lp_bound
+            candidates["lp relaxation"] = lp.objective
     if windows.status is Status.OPTIMAL and windows.objective is not None:   # after the LP: ties name the LP
         candidates["workload windows"] = windows.objective
     candidates["job-wise bound"] = oasis.jobwise_bound(instance, arrays.variant)

@@ -11,7 +11,7 @@ import mlsched.exact as exact_module
 from mlsched import bruteforce
 from mlsched.exact import exact_oasis
 from mlsched.formulations import oasis
-from mlsched.list_schedule import list_schedule, lp_guided_schedule, lp_job_values
+from mlsched.list_schedule import density_values, guided_schedule, list_schedule, lp_job_values
 from mlsched.instance.generators import generate_oasis
 from mlsched.metrics import total_utility
 from mlsched.sim import check
@@ -27,7 +27,7 @@ def test_list_schedules_are_feasible_and_below_the_optimum(variant, seed):
     assert values.sum() == pytest.approx(lp.objective, rel=1e-9, abs=1e-9)
     truth = bruteforce.oasis_opt(inst, variant=variant)
     first, plain = list_schedule(inst, list(np.argsort(-values, kind="stable")), variant)
-    searched = lp_guided_schedule(inst, values, variant=variant)
+    searched = guided_schedule(inst, [density_values(inst), values], variant=variant)
     for total, schedule in ((first, plain), (total_utility(inst, searched), searched)):
         assert check(inst, schedule) == []
         program = oasis.program_schedule(inst, schedule, variant)
@@ -39,7 +39,7 @@ def test_list_schedules_are_feasible_and_below_the_optimum(variant, seed):
 def test_list_schedule_is_deterministic():
     inst = generate_oasis(jobs=8, horizon=8, seed=4, profile="feasible")
     _, values = lp_job_values(inst)
-    a, b = lp_guided_schedule(inst, values, moves=30), lp_guided_schedule(inst, values, moves=30)
+    a, b = guided_schedule(inst, [values], moves=30), guided_schedule(inst, [values], moves=30)
     assert np.array_equal(a.workers, b.workers) and np.array_equal(a.ps, b.ps)
 
 
@@ -59,7 +59,7 @@ def test_exact_oasis_starts_large_programs_from_the_list_schedule(monkeypatch):
     monkeypatch.setattr(exact_module, "solve_arrays", stopped)
     report = exact_oasis(inst, time_limit=30.0)
     lp, values = lp_job_values(inst)
-    expected = lp_guided_schedule(inst, values)
-    assert report.status is Status.FEASIBLE and report.schedule.algorithm == "lp_list_paper"
+    expected = guided_schedule(inst, [density_values(inst), values])
+    assert report.status is Status.FEASIBLE and report.schedule.algorithm == "guided_list_paper"
     assert report.objective == pytest.approx(total_utility(inst, expected), rel=1e-12) and report.objective > 0
     assert report.bound == pytest.approx(lp.objective, rel=1e-9) and report.bound_source == "lp relaxation"

@@ -27,11 +27,11 @@ def test_bound_holds_and_is_no_looser_than_the_lp(variant):
         arrays = build_arrays(inst, variant=variant, relax=True, cuts=PER_JOB_CUTS)
         lp, duals = lp_duals(arrays)
         assert lp == pytest.approx(solve_arrays(arrays.program).objective, rel=1e-7, abs=1e-7)
-        bound, evaluated = lagrangian_bound(inst, variant, start=duals, target=truth, iterations=30)
+        bound, evaluated, _ = lagrangian_bound(inst, variant, start=duals, target=truth, iterations=30)
         assert evaluated >= 1
         assert truth - 1e-6 <= bound <= lp + 1e-6 * max(1.0, lp), (seed, truth, bound, lp)
         below_lp += bound < lp - 1e-6
-        from_zero, _ = lagrangian_bound(inst, variant, target=truth, iterations=30)
+        from_zero, _, _ = lagrangian_bound(inst, variant, target=truth, iterations=30)
         assert from_zero >= truth - 1e-6
     assert below_lp > 0   # the per-job integer schedules cut into the LP somewhere
 
@@ -47,10 +47,10 @@ def test_every_price_gives_a_bound():
         shape_w = (inst.horizon, *inst.worker_capacity.shape)
         shape_ps = (inst.horizon, *inst.ps_capacity.shape)
         for _ in range(5):
-            value, load_w, load_ps = lagrangian.value(rng.exponential(size=shape_w), rng.exponential(size=shape_ps))
+            value, load_w, load_ps, _ = lagrangian.value(rng.exponential(size=shape_w), rng.exponential(size=shape_ps))
             assert value >= truth - 1e-7
             assert np.all(load_w >= 0) and np.all(load_ps >= 0)
-        alone, _, _ = lagrangian.value(np.zeros(shape_w), np.zeros(shape_ps))
+        alone, _, _, _ = lagrangian.value(np.zeros(shape_w), np.zeros(shape_ps))
         assert alone >= truth - 1e-7
         assert alone == pytest.approx(sum(max(0.0, bruteforce.oasis_opt(_only(inst, i))) for i in range(inst.num_jobs)))
 
