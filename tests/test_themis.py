@@ -372,6 +372,25 @@ def test_shared_bundle_usage_and_column_restriction_build_the_same_program(seed)
     assert np.array_equal(part.cost, direct.cost[keep])
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_undominated_rows_by_pairwise_comparison(seed):
+    """A row is dropped exactly when another row uses no more of every machine and is worth at least
+    as much (ties: the earlier row is kept), checked pair by pair."""
+    from mlsched.formulations.themis import log_values, table_usage, undominated
+
+    tables, offered = _random_tables(seed)
+    group_of = {g: g // 2 for g in offered}
+    phi = log_values(tables)
+    for table, values, uses in zip(tables, phi, table_usage(tables, group_of)):
+        def dominates(a, b):
+            fewer = all(uses[a][k] <= uses[b][k] for k in set(uses[a]) | set(uses[b]))
+            same = dict(uses[a]) == dict(uses[b]) and values[a] == values[b]
+            return a != b and fewer and values[a] >= values[b] and (not same or a < b)
+        expected = [b for b in range(len(table)) if not any(dominates(a, b) for a in range(len(table)))]
+        assert undominated(table, values, group_of, uses) == expected == undominated(table, values, group_of)
+        assert len(expected) < len(table)   # not vacuous: rows are dropped
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_reduced_cost_fixing_keeps_every_column_of_every_allocation_at_least_as_good(seed):
     """Brute force over all allocations without bidder i: whatever multipliers >= 0, no column of an

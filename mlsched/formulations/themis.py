@@ -392,8 +392,11 @@ def undominated(table: BidTable, phi: Sequence[float], group_of: Mapping[int, in
     feasible, at least as good and with no more GPUs."""
     if usage is None:
         usage = [_usage(bundle, group_of) for bundle, _ in table]
-    keys = sorted({k for row in usage for k in row})
-    use = np.array([[row.get(k, 0) for k in keys] for row in usage]).reshape(len(table), -1)
+    position = {k: c for c, k in enumerate(sorted({k for row in usage for k in row}))}
+    use = np.zeros((len(table), len(position)), dtype=np.int64)
+    for r, row in enumerate(usage):
+        for k, units in row.items():
+            use[r, position[k]] = units
     value = np.asarray(phi, dtype=float)
     fewer = np.all(use[:, None, :] <= use[None, :, :], axis=2)        # fewer[a, b]: a uses <= b everywhere
     better = value[:, None] >= value[None, :]
