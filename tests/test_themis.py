@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 from mlsched import bruteforce
@@ -347,6 +348,47 @@ def _random_tables(seed, gpus=5):
                                           profile=NETWORK), topology)
             for n in range(3)]
     return [exhaustive_bids(b, offered) for b in apps], offered
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_shared_bundle_usage_and_column_restriction_build_the_same_program(seed):
+    """Counting each distinct bundle once gives every row its own units per machine and the same
+    (P-PF) arrays; restricting the program to some columns keeps exactly those columns' entries."""
+    from mlsched.formulations.themis import _columns, _usage, log_values, pf_arrays, table_usage
+
+    tables, offered = _random_tables(seed)
+    group_of = {g: g // 2 for g in offered}
+    phi = log_values(tables)
+    usage = table_usage(tables, group_of)
+    assert [[dict(u) for u in uses] for uses in usage] == [[dict(_usage(b, group_of)) for b, _ in t] for t in tables]
+    shared, direct = pf_arrays(tables, phi, offered, group_of=group_of, usage=usage), pf_arrays(tables, phi, offered, group_of=group_of)
+    for name in ("cost", "row_lower", "row_upper", "a_start", "a_index", "a_value"):
+        assert np.array_equal(getattr(shared, name), getattr(direct, name))
+    keep = np.random.default_rng(seed).random(len(direct.cost)) < 0.5
+    matrix = sp.csc_matrix((direct.a_value, direct.a_index, direct.a_start), shape=(len(direct.row_lower), len(direct.cost)))
+    part = _columns(direct, keep)
+    restricted = sp.csc_matrix((part.a_value, part.a_index, part.a_start), shape=(len(direct.row_lower), int(keep.sum())))
+    assert (restricted != matrix[:, np.flatnonzero(keep)]).nnz == 0
+    assert np.array_equal(part.cost, direct.cost[keep])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_undominated_rows_by_pairwise_comparison(seed):
+    """A row is dropped exactly when another row uses no more of every machine and is worth at least
+    as much (ties: the earlier row is kept), checked pair by pair."""
+    from mlsched.formulations.themis import log_values, table_usage, undominated
+
+    tables, offered = _random_tables(seed)
+    group_of = {g: g // 2 for g in offered}
+    phi = log_values(tables)
+    for table, values, uses in zip(tables, phi, table_usage(tables, group_of)):
+        def dominates(a, b):
+            fewer = all(uses[a][k] <= uses[b][k] for k in set(uses[a]) | set(uses[b]))
+            same = dict(uses[a]) == dict(uses[b]) and values[a] == values[b]
+            return a != b and fewer and values[a] >= values[b] and (not same or a < b)
+        expected = [b for b in range(len(table)) if not any(dominates(a, b) for a in range(len(table)))]
+        assert undominated(table, values, group_of, uses) == expected == undominated(table, values, group_of)
+        assert len(expected) < len(table)   # not vacuous: rows are dropped
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -96,6 +96,16 @@ def _usage(bundle: frozenset[int], group_of: Mapping[int, int] | None) -> Counte
     return Counter(bundle if group_of is None else (group_of[g] for g in bundle))
 
 
+Usage = list[list[Counter[int]]]   # the capacity units of each row of each bid table
+
+
+def table_usage(tables: Sequence[BidTable], group_of: Mapping[int, int] | None) -> Usage:
+    """:func:`_usage` of every row of every table, each distinct bundle counted once (the canonical
+    tables of one auction share their representative bundles: about 1,100 rows, about 100 bundles)."""
+    counted = {bundle: _usage(bundle, group_of) for bundle in {bundle for table in tables for bundle, _ in table}}
+    return [[counted[bundle] for bundle, _ in table] for table in tables]
+
+
 def build_pf(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered: Sequence[int], *,
              relax: bool = False, group_of: Mapping[int, int] | None = None) -> Built:
     """(P-PF); ``group_of`` maps each offered GPU to its machine for per-machine capacity rows."""
@@ -149,14 +159,14 @@ def hidden_payments(phi_star: float, own: Sequence[float], won: Sequence[bool],
 
 
 def pf_arrays(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered: Sequence[int], *,
-              group_of: Mapping[int, int] | None = None, relax: bool = False) -> ArrayProgram:
-    """(P-PF) as arrays for HiGHS's direct interface: the same rows as :func:`build_pf`."""
+              group_of: Mapping[int, int] | None = None, relax: bool = False, usage: Usage | None = None) -> ArrayProgram:
+    """(P-PF) as arrays for HiGHS's direct interface: the same rows as :func:`build_pf`; ``usage``:
+    :func:`table_usage` of the tables, when known."""
     capacity = _usage(frozenset(offered), group_of)
     keys = {k: r for r, k in enumerate(capacity, start=len(tables))}
     start, index, value = [0], [], []
-    for i, table in enumerate(tables):
-        for bundle, _ in table:
-            use = _usage(bundle, group_of)
+    for i, uses in enumerate(table_usage(tables, group_of) if usage is None else usage):
+        for use in uses:
             index += [i, *(keys[k] for k in use)]
             value += [1.0, *map(float, use.values())]
             start.append(len(index))
@@ -263,12 +273,10 @@ def lp_multipliers(lp: Any, bidders: int) -> list[np.ndarray]:
 
 def _columns(program: ArrayProgram, keep: np.ndarray) -> ArrayProgram:
     """``program`` restricted to the columns in ``keep``."""
-    cols = np.flatnonzero(keep)
-    lengths = program.a_start[cols + 1] - program.a_start[cols]
-    entries = np.concatenate([np.arange(program.a_start[j], program.a_start[j + 1]) for j in cols]) if len(cols) else \
-        np.zeros(0, dtype=np.int64)
-    return replace(program, cost=program.cost[cols], col_lower=program.col_lower[cols], col_upper=program.col_upper[cols],
-                   a_start=np.concatenate([[0], np.cumsum(lengths)]), a_index=program.a_index[entries],
+    lengths = np.diff(program.a_start)
+    entries = np.repeat(keep, lengths)
+    return replace(program, cost=program.cost[keep], col_lower=program.col_lower[keep], col_upper=program.col_upper[keep],
+                   a_start=np.concatenate([[0], np.cumsum(lengths[keep])]), a_index=program.a_index[entries],
                    a_value=program.a_value[entries])
 
 
@@ -376,14 +384,19 @@ def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: fl
     return _rows([len(t) for t in tables], report.schedule)
 
 
-def undominated(table: BidTable, phi: Sequence[float], group_of: Mapping[int, int] | None) -> list[int]:
+def undominated(table: BidTable, phi: Sequence[float], group_of: Mapping[int, int] | None,
+                usage: Sequence[Counter[int]] | None = None) -> list[int]:
     """Rows of one bid table that no other row dominates. Row a dominates row b when a uses no more
     of every capacity row and is worth at least as much (ties: the earlier row); dropping b changes
     no optimum, no Phi*_{-i} and no fewest-GPU choice, since swapping b for a keeps any solution
     feasible, at least as good and with no more GPUs."""
-    usage = [_usage(bundle, group_of) for bundle, _ in table]
-    keys = sorted({k for row in usage for k in row})
-    use = np.array([[row.get(k, 0) for k in keys] for row in usage]).reshape(len(table), -1)
+    if usage is None:
+        usage = [_usage(bundle, group_of) for bundle, _ in table]
+    position = {k: c for c, k in enumerate(sorted({k for row in usage for k in row}))}
+    use = np.zeros((len(table), len(position)), dtype=np.int64)
+    for r, row in enumerate(usage):
+        for k, units in row.items():
+            use[r, position[k]] = units
     value = np.asarray(phi, dtype=float)
     fewer = np.all(use[:, None, :] <= use[None, :, :], axis=2)        # fewer[a, b]: a uses <= b everywhere
     better = value[:, None] >= value[None, :]
@@ -409,14 +422,16 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
     if solves not in AUCTION_SOLVES:
         raise UsageError(f"unknown auction solves {solves!r}; choose one of {', '.join(AUCTION_SOLVES)}")
     phi = log_values(tables)   # the cap (A5) is set on the full tables, before pruning
-    kept = [undominated(table, values, group_of) for table, values in zip(tables, phi)]
+    usage = table_usage(tables, group_of)
+    kept = [undominated(table, values, group_of, uses) for table, values, uses in zip(tables, phi, usage)]
     tables = [[table[b] for b in rows] for table, rows in zip(tables, kept)]
     phi = [[values[b] for b in rows] for values, rows in zip(phi, kept)]
+    usage = [[uses[b] for b in rows] for uses, rows in zip(usage, kept)]
     if len(tables) == 1:   # a lone bidder takes its best row (fewest GPUs among ties) and pays nothing (A4)
         best = max(range(len(tables[0])), key=lambda b: (phi[0][b], -len(tables[0][b][0])))
         return AuctionResult(phi_star=phi[0][best], rows=[kept[0][best]], bundles=[tables[0][best][0]], payments=[1.0],
                              phi_without=[0.0], lp_bound=phi[0][best])
-    program = pf_arrays(tables, phi, offered, group_of=group_of)
+    program = pf_arrays(tables, phi, offered, group_of=group_of, usage=usage)
     sizes = [len(t) for t in tables]
     if solves == "fresh":
         phi_star, _ = _optimum(tables, phi, offered, group_of)
@@ -440,7 +455,7 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
     own = [phi[i][b] for i, b in enumerate(rows)]
     payments, without = hidden_payments(chosen, own, [bool(tables[i][b][0]) for i, b in enumerate(rows)],
                                         optimum_without)
-    lp = solve_arrays(pf_arrays(tables, phi, offered, group_of=group_of, relax=True)).objective if lp_bound else math.nan
+    lp = solve_arrays(replace(program, integer=False)).objective if lp_bound else math.nan
     return AuctionResult(phi_star=chosen, rows=[kept[i][b] for i, b in enumerate(rows)],
                          bundles=[tables[i][b][0] for i, b in enumerate(rows)],
                          payments=payments, phi_without=without, lp_bound=float(lp))
