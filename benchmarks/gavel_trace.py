@@ -6,10 +6,12 @@ For each policy, in a fresh process: CPU seconds (``time.process_time``) and wal
 simulation and of the independent checker, peak memory (max resident set), rounds, max rho and
 mean job completion time. Gavel itself needs about 7 CPU minutes for its FTF policy on this trace;
 the goal for ``gavel-ftf`` here is at least 10x less. ``--cpu-limit S`` stops a simulation after S
-CPU seconds and reports how far it got (simulated time, apps finished).
+CPU seconds and reports how far it got (simulated time, apps finished). HiGHS runs on
+``--solver-threads`` threads (default 1): Themis's auctions are thousands of small MILPs, for which
+HiGHS's default thread pool only adds CPU time spent waiting (the run record is the same).
 
     python benchmarks/gavel_trace.py [--policies gavel-ftf themis tiresias] [--apps N] [--gpus 108]
-                                     [--cpu-limit S] [--trace FILE]
+                                     [--cpu-limit S] [--trace FILE] [--solver-threads 1]
 """
 
 from __future__ import annotations
@@ -34,18 +36,22 @@ def _stop(*_: object) -> None:
     raise OutOfTime
 
 
-def one(policy_name: str, apps: int | None, gpus: int, cpu_limit: float | None, trace: str | None) -> dict:
+def one(policy_name: str, apps: int | None, gpus: int, cpu_limit: float | None, trace: str | None,
+        solver_threads: int) -> dict:
     from mlsched.instance.generators.gavel import generate_gavel
     from mlsched.metrics import themis_summary
     from mlsched.sim.event_check import assert_valid_run
     from mlsched.sim.event_engine import EventEngine, SimOptions
+    from mlsched.solve import set_solver_threads
     from mlsched.systems import get_system
 
+    set_solver_threads(solver_threads or None)
     inst = generate_gavel(trace=trace, gpus=gpus, apps=apps)
     policy = get_system("themis").policy(policy_name)
     options = SimOptions(lease=getattr(policy, "default_lease", SimOptions.lease))
     engine = EventEngine(inst, policy, options)
-    row: dict = {"policy": policy_name, "apps": len(inst.apps), "gpus": inst.num_gpus, "lease": options.lease}
+    row: dict = {"policy": policy_name, "apps": len(inst.apps), "gpus": inst.num_gpus, "lease": options.lease,
+                 "solver_threads": solver_threads}
     cpu, wall = time.process_time(), time.perf_counter()
     if cpu_limit:
         signal.signal(signal.SIGPROF, _stop)
@@ -80,18 +86,21 @@ def main() -> None:
     parser.add_argument("--gpus", type=int, default=108, help="GPUs, split equally over V100, P100, K80")
     parser.add_argument("--cpu-limit", type=float, default=None, help="CPU seconds per simulation")
     parser.add_argument("--trace", default=None, help="a Gavel trace (default: the shipped Philly trace)")
+    parser.add_argument("--solver-threads", type=int, default=1, help="HiGHS threads (0: HiGHS's default)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(args.one, args.apps, args.gpus, args.cpu_limit, args.trace)))
+        print(json.dumps(one(args.one, args.apps, args.gpus, args.cpu_limit, args.trace, args.solver_threads)))
         return
     for name in args.policies:
-        command = [sys.executable, __file__, "--one", name, "--gpus", str(args.gpus)]
+        command = [sys.executable, __file__, "--one", name, "--gpus", str(args.gpus),
+                   "--solver-threads", str(args.solver_threads)]
         for flag, value in (("--apps", args.apps), ("--cpu-limit", args.cpu_limit), ("--trace", args.trace)):
             if value is not None:
                 command += [flag, str(value)]
         row = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
-        head = f"{name}: {row['apps']} jobs on {row['gpus']} GPUs, lease/round {row['lease']:g} s"
+        head = (f"{name}: {row['apps']} jobs on {row['gpus']} GPUs, lease/round {row['lease']:g} s, "
+                f"HiGHS threads {row['solver_threads'] or 'default'}")
         if not row["finished"]:
             print(f"{head}: stopped after {row['sim_cpu_s']:.1f} CPU s ({row['sim_wall_s']:.1f} s wall) at "
                   f"{row['simulated_days']:.1f} simulated days, {row['apps_finished']} jobs finished, "

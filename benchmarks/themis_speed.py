@@ -10,7 +10,11 @@ the load.
 Bidders are random single-job or multi-job (successive-halving or concurrent) apps valued by the
 §1.7 estimator (``mlsched.online.themis.rho``) with no holdings; every offered GPU is free.
 
+``--solver-threads N`` runs every HiGHS solve of the process on N threads (default: HiGHS's own
+pool; 1 spares the CPU time the pool spends waiting on these small MILPs, with the same answers).
+
     python benchmarks/themis_speed.py [--auctions 50] [--bidders 20] [--skip-run | --skip-auctions] [--run-apps N]
+                                      [--solver-threads N]
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from mlsched.online.themis.bids import Offer, canonical_auction, canonical_bids
 from mlsched.online.themis.policy import Themis
 from mlsched.online.themis.rho import App, Phase, rho
 from mlsched.sim.event_engine import SimOptions, simulate
+from mlsched.solve import set_solver_threads
 
 PATHS = ("fixed", "persistent", "fresh")   # the default first, the oracle last
 
@@ -139,7 +144,9 @@ def main() -> None:
     parser.add_argument("--skip-auctions", action="store_true", help="only the full simulated run")
     parser.add_argument("--run-apps", type=int, default=None, help="first N W1 apps by arrival (default all)")
     parser.add_argument("--lease", type=float, default=600.0)
+    parser.add_argument("--solver-threads", type=int, default=None, help="HiGHS threads (default: HiGHS's own)")
     args = parser.parse_args()
+    set_solver_threads(args.solver_threads)
     if not args.skip_auctions:
         auction_times("testbed64 (1 rack, 20 machines)", preset("testbed64"), args.auctions, args.bidders, None)
         auction_times("sim_256, 64 free GPUs drawn at random over its 8 racks", preset("sim_256"), args.auctions,

@@ -95,8 +95,16 @@ def _assign(gpus: tuple[int, ...], counts: tuple[int, ...], topology: GpuTopolog
 
 
 def slowdown(profile: Sequence[float], gpus: Sequence[int] | frozenset[int], topology: GpuTopology) -> float:
-    """S_j of a job running on ``gpus``: the profile's slowdown at their placement level."""
+    """S_j of a job running on ``gpus``: the profile's slowdown at their placement level (a profile
+    with one slowdown at every level, e.g. compute-intensive apps, needs no level)."""
+    if _flat(tuple(profile)):
+        return float(profile[0])
     return float(profile[topology.level(gpus)])
+
+
+@lru_cache(maxsize=1 << 8)
+def _flat(profile: tuple[float, ...]) -> bool:
+    return len(set(profile)) == 1
 
 
 def speed(speeds: Mapping[str, float], gpus: Sequence[int] | frozenset[int], topology: GpuTopology) -> float:

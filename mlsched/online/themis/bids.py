@@ -55,25 +55,35 @@ def count_auction(bidders: Sequence[Bidder], offered: Sequence[int]) -> AuctionO
 
 
 class Offer:
-    """The offered GPUs grouped by rack, machine and slot."""
+    """The offered GPUs grouped by rack, machine and slot, with each machine's offered count."""
 
     def __init__(self, offered: Sequence[int], topology: GpuTopology) -> None:
         self.topology = topology
         self.by_machine: dict[int, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
         self.rack_of: dict[int, int] = {}
-        for g in sorted(offered):
-            rack, machine, slot = (int(v) for v in topology.gpu_table[g])
+        pool = sorted(offered)
+        for g, (rack, machine, slot) in zip(pool, topology.gpu_table[pool].tolist()):
             self.by_machine[machine][slot].append(g)
             self.rack_of[machine] = rack
+        self._free = {m: sum(map(len, slots.values())) for m, slots in self.by_machine.items()}
+        self._picked: dict[tuple[int, int], tuple[int, ...]] = {}   # (machine, n) -> representative GPUs
 
     def free(self, machine: int) -> int:
-        return sum(map(len, self.by_machine[machine].values()))
+        return self._free.get(machine, 0)
 
     def consolidated(self, machines: Sequence[int], k: int, prefer: Set[int] = frozenset()) -> dict[int, int]:
         """Counts per machine filling machines by offered count (descending, ties by id), machines
         in ``prefer`` first; {} if they cannot hold k GPUs."""
+        return self.fill(self.fill_order(machines, prefer), k)
+
+    def fill_order(self, machines: Sequence[int], prefer: Set[int] = frozenset()) -> list[int]:
+        """The order :meth:`consolidated` fills machines in (it does not depend on k)."""
+        return sorted(machines, key=lambda m: (m not in prefer, -self.free(m), m))
+
+    def fill(self, order: Sequence[int], k: int) -> dict[int, int]:
+        """Counts per machine taking k GPUs from the machines in ``order``; {} if they cannot hold k."""
         counts, need = {}, k
-        for m in sorted(machines, key=lambda m: (m not in prefer, -self.free(m), m)):
+        for m in order:
             take = min(need, self.free(m))
             if take:
                 counts[m], need = take, need - take
@@ -83,21 +93,31 @@ class Offer:
 
     def representative(self, counts: dict[int, int], taken: dict[int, set[int]] | None = None) -> frozenset[int]:
         """Concrete GPUs for machine counts: per machine the best-fit slot (fewest free GPUs that
-        still fit), else the fullest slots first; then lowest ids. ``taken`` excludes GPUs."""
+        still fit), else the fullest slots first; then lowest ids. ``taken`` excludes GPUs. Without
+        ``taken`` a machine's pick for n GPUs is the same every time and is remembered."""
         chosen: list[int] = []
         for m, n in counts.items():
-            used = taken[m] if taken is not None else set()
-            slots = {s: [g for g in gpus if g not in used] for s, gpus in self.by_machine[m].items()}
-            fitting = [s for s, gpus in slots.items() if len(gpus) >= n]
-            if fitting:
-                best = min(fitting, key=lambda s: (len(slots[s]), s))
-                picked = slots[best][:n]
+            if taken is None:
+                picked = self._picked.get((m, n))
+                if picked is None:
+                    picked = self._picked[m, n] = tuple(self._pick(self.by_machine[m], n))
+                chosen += picked
             else:
-                picked = [g for s in sorted(slots, key=lambda s: (-len(slots[s]), s)) for g in slots[s]][:n]
-            chosen += picked
-            if taken is not None:
+                used = taken[m]
+                slots = {s: [g for g in gpus if g not in used] for s, gpus in self.by_machine[m].items()}
+                picked = self._pick(slots, n)
+                chosen += picked
                 used.update(picked)
         return frozenset(chosen)
+
+    @staticmethod
+    def _pick(slots: dict[int, list[int]], n: int) -> list[int]:
+        """n GPUs of one machine's free slots: the best-fit slot, else the fullest slots first."""
+        fitting = [s for s, gpus in slots.items() if len(gpus) >= n]
+        if fitting:
+            best = min(fitting, key=lambda s: (len(slots[s]), s))
+            return slots[best][:n]
+        return [g for s in sorted(slots, key=lambda s: (-len(slots[s]), s)) for g in slots[s]][:n]
 
 
 def canonical_bids(bidder: Bidder, offer: Offer, *, bids_max: int = BIDS_MAX) -> BidTable:
@@ -107,12 +127,14 @@ def canonical_bids(bidder: Bidder, offer: Offer, *, bids_max: int = BIDS_MAX) ->
     for m in machines:
         racks[offer.rack_of[m]].append(m)
     total = sum(offer.free(m) for m in machines)
+    orders = [offer.fill_order(ms) for ms in racks.values()]
+    whole = offer.fill_order(machines)
     by_size: list[list[tuple[float, frozenset[int]]]] = []
     seen: set[tuple[tuple[int, int], ...]] = set()
     for k in range(1, min(bidder.unmet, total) + 1):
         shapes = [{m: k} for m in machines if offer.free(m) >= k]
-        shapes += [offer.consolidated(ms, k) for ms in racks.values()]
-        shapes.append(offer.consolidated(machines, k))
+        shapes += [offer.fill(order, k) for order in orders]
+        shapes.append(offer.fill(whole, k))
         rows = []
         for counts in shapes:
             key = tuple(sorted(counts.items()))
