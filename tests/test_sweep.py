@@ -274,6 +274,46 @@ def test_lost_worker_process_is_recorded_and_retried(reference, tmp_path):
     assert (frame["status"] == "ok").all() and (frame["attempts"] >= 2).any()
 
 
+def _hold_output_capture_lock_and_die() -> None:
+    """A cell process killed while a solver's output is captured: Pyomo's capture lock stays held."""
+    from pyomo.common import dependencies
+
+    dependencies.capture_output_lock.acquire()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _output_capture_lock_free() -> bool:
+    from pyomo.common import dependencies
+
+    acquired = dependencies.capture_output_lock.acquire(timeout=5)
+    if acquired:
+        dependencies.capture_output_lock.release()
+    return acquired
+
+
+def test_a_process_killed_inside_output_capture_does_not_stall_the_next_cells():
+    """Pyomo's capture lock is a semaphore that processes forked from the cell forkserver share; a
+    sibling killed holding it must not leave the pool's later solves waiting for it."""
+    from mlsched.sweep.executors import ProcessExecutor
+    from mlsched.sweep.guard import cell_context
+
+    context = cell_context()
+    holder = context.Process(target=_hold_output_capture_lock_and_die)
+    holder.start()
+    holder.join(60)
+    assert holder.exitcode == -signal.SIGKILL
+    executor = ProcessExecutor(1, None)
+    cell = spec_from_dict(TINY).cells[0]
+    try:
+        first = executor.submit(cell)              # starts the pool and its worker
+        lock_free = executor.pool.submit(_output_capture_lock_free).result(60)
+        outcome = executor.outcome(first)
+    finally:
+        executor.close()
+    assert lock_free
+    assert outcome.ok, outcome.error
+
+
 def test_dask_worker_killed_mid_sweep_loses_nothing(reference, tmp_path):
     """A Dask worker process killed while cells run: Dask reruns its cells on the other worker
     (or on the worker its nanny restarts) and the store ends equal to the serial run's."""

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from mlsched.errors import UsageError
 from mlsched.sweep.cells import LOST, Outcome
-from mlsched.sweep.guard import cell_context, execute
+from mlsched.sweep.guard import cell_context, execute, own_output_capture_lock
 from mlsched.sweep.spec import Cell
 
 
@@ -88,7 +88,8 @@ class ProcessExecutor:
             self.pool.shutdown(wait=False)
             self.pool = None
         if self.pool is None:
-            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=cell_context())
+            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=cell_context(),
+                                            initializer=own_output_capture_lock)
         return self.pool.submit(execute, cell, self.wall_limit, self.threads, True)
 
     def wait(self, futures: Collection[Future[Outcome]], timeout: float) -> set[Future[Outcome]]:

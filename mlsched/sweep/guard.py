@@ -27,6 +27,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -70,8 +71,23 @@ def execute(cell: Cell, wall_limit: float | None, solver_threads: int | None, fo
 
 def _child(sender: Connection, cell: Cell, solver_threads: int | None) -> None:
     _die_with_parent()
+    own_output_capture_lock()
     sender.send(run_cell(cell, solver_threads))
     sender.close()
+
+
+def own_output_capture_lock() -> None:
+    """Give this process a lock of its own for Pyomo's output capture.
+
+    Pyomo serialises ``capture_output`` (every HiGHS solve runs inside one) with a lock that becomes a
+    :mod:`multiprocessing` semaphore once multiprocessing is imported, and processes forked from one
+    server share it. A process killed while a solver's output is captured (a pool worker lost
+    mid-cell, a cell past its wall limit) leaves it held for good, and every later solve of its
+    siblings then waits 200 s for it and fails. A cell's process captures only its own file
+    descriptors, so a lock local to the process is all the capture needs."""
+    from pyomo.common import dependencies
+
+    dependencies.capture_output_lock = threading.Lock()
 
 
 def _die_with_parent() -> None:
