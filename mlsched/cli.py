@@ -429,6 +429,8 @@ def _plain(v: Any) -> Any:
 
 
 def _finish(frame: pd.DataFrame) -> int:
+    for skip in frame.attrs.get("skipped", []):
+        print(f"skipped {skip['algorithm']}: {skip['reason']}", file=sys.stderr)
     if frame.attrs.get("interrupted"):
         print(f"interrupted: {len(frame)} row(s) finished", file=sys.stderr)
         return EXIT_INTERRUPTED

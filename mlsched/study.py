@@ -76,11 +76,15 @@ def study(
 ) -> pd.DataFrame:
     """One row per (instance, algorithm) with the score, OPT (interval) and OPT / ALG.
 
-    Interrupting with Ctrl-C returns the rows finished so far with
+    Without ``algorithms``, each instance gets its system's default set less the algorithms that
+    cannot run on it (BatchSche without tenant partitions); those are listed with the reason in
+    ``df.attrs["skipped"]`` (instance, algorithm, reason). Named ``algorithms`` all run, and one that
+    cannot run raises its error. Interrupting with Ctrl-C returns the rows finished so far with
     ``df.attrs["interrupted"] = True``.
     """
     items = list(instances)
     rows: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
     interrupted = False
     steps_per_instance = None if algorithms is None else len(algorithms) + int(exact)
     bar = _progress(len(items) * steps_per_instance if steps_per_instance else None, progress)
@@ -88,7 +92,7 @@ def study(
         for item in items:
             inst = load(item) if isinstance(item, (str, Path)) else item
             sysm = get_system(system, family=inst.family)
-            chosen = algorithms or sysm.default_algorithms
+            chosen = algorithms or _runnable_defaults(sysm, inst, skipped)
             if bar is not None:
                 bar.plan(len(items) * (len(chosen) + int(exact)))
             rows.extend(study_instance(inst, sysm, chosen, variant=variant,
@@ -101,7 +105,20 @@ def study(
             bar.close()
     frame = pd.DataFrame(rows)
     frame.attrs["interrupted"] = interrupted
+    frame.attrs["skipped"] = skipped
     return frame
+
+
+def _runnable_defaults(sysm: System, inst: Instance, skipped: list[dict[str, str]]) -> list[str]:
+    """The system's default algorithms that can run on ``inst``; the others go to ``skipped``."""
+    chosen = []
+    for name in sysm.default_algorithms:
+        reason = sysm.unavailable(name, inst)
+        if reason is None:
+            chosen.append(name)
+        else:
+            skipped.append({"instance": inst.name, "algorithm": name, "reason": reason})
+    return chosen
 
 
 def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, variant: str | None,

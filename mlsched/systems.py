@@ -65,6 +65,12 @@ class System:
         configure = getattr(self.policy(algorithm), "configure", None)
         return configure is not None and option in inspect.signature(configure).parameters
 
+    def unavailable(self, algorithm: str, instance: Any) -> str | None:
+        """Why ``algorithm`` cannot run on ``instance`` (its factory's ``cannot_run``), or None."""
+        factory = self.algorithms[algorithm]
+        check = getattr(factory.func if isinstance(factory, partial) else factory, "cannot_run", None)
+        return None if check is None else check(instance)
+
     def policy(self, algorithm: str, *, seed: int = 0, options: Mapping[str, Any] | None = None) -> Any:
         """A fresh policy object; ``seed`` is passed to policies that draw random numbers, and each
         of ``options`` (e.g. Themis's ``fairness_knob``) to the policies that take it."""

@@ -63,6 +63,18 @@ def test_batchsche_needs_partitions():
         run_tenant(ex(), get_system("astraea").policy("batchsche"))
 
 
+def test_compare_leaves_out_a_default_algorithm_that_cannot_run_and_says_why(capsys, tmp_path):
+    path = tmp_path / "ex.json"
+    path.write_text(json.dumps(ex().to_dict()))
+    code, out, err = cli(capsys, "compare", path, "--json", "-q", "--time-limit", 30)
+    rows = json.loads(out)
+    assert code == 0 and [r["algorithm"] for r in rows] == ["astraea", "gandiva_fair", "hived"]
+    assert "skipped batchsche" in err and "tenants[].servers" in err
+    assert all(r["opt"] == pytest.approx(326.0) and r["revenue"] <= r["opt"] + 1e-6 for r in rows)
+    code, _, err = cli(capsys, "compare", path, "--algorithms", "astraea,batchsche", "-q")
+    assert code == 2 and "tenants[].servers" in err     # named, it runs and fails with its reason
+
+
 def test_generate_run_compare(capsys, tmp_path):
     path = tmp_path / "a.json"
     code, out, _ = cli(capsys, "generate", "astraea", "--jobs", 6, "--servers", 5, "--users", 2, "--profile", "small",

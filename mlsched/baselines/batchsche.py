@@ -33,10 +33,18 @@ class BatchSche:
         self.options.update({k: v for k, v in (("lambda_mode", lambda_mode), ("theta_scale", theta_scale))
                              if v is not None})
 
-    def run(self, instance: MultiTenantInstance) -> AstraeaRun:
+    @staticmethod
+    def cannot_run(instance: MultiTenantInstance) -> str | None:
+        """Why BatchSche cannot run on ``instance`` (a tenant without its partition), or None."""
         if any(t.servers is None for t in instance.tenants):
-            raise UsageError(f"{instance.name}: BatchSche runs each tenant on its own servers; "
-                             "give every tenant its partition (tenants[].servers)")
+            return (f"{instance.name}: BatchSche runs each tenant on its own servers; "
+                    "give every tenant its partition (tenants[].servers)")
+        return None
+
+    def run(self, instance: MultiTenantInstance) -> AstraeaRun:
+        reason = self.cannot_run(instance)
+        if reason is not None:
+            raise UsageError(reason)
         whole, rest = _split_options(instance, self.options)
         n_jobs, n_tenants = instance.num_jobs, len(instance.tenants)
         record = AstraeaRun(
