@@ -384,27 +384,44 @@ def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: fl
     return _rows([len(t) for t in tables], report.schedule)
 
 
-def undominated(table: BidTable, phi: Sequence[float], group_of: Mapping[int, int] | None,
-                usage: Sequence[Counter[int]] | None = None) -> list[int]:
-    """Rows of one bid table that no other row dominates. Row a dominates row b when a uses no more
-    of every capacity row and is worth at least as much (ties: the earlier row); dropping b changes
-    no optimum, no Phi*_{-i} and no fewest-GPU choice, since swapping b for a keeps any solution
-    feasible, at least as good and with no more GPUs."""
-    if usage is None:
-        usage = [_usage(bundle, group_of) for bundle, _ in table]
-    position = {k: c for c, k in enumerate(sorted({k for row in usage for k in row}))}
-    use = np.zeros((len(table), len(position)), dtype=np.int64)
-    for r, row in enumerate(usage):
-        for k, units in row.items():
-            use[r, position[k]] = units
-    value = np.asarray(phi, dtype=float)
-    fewer = np.all(use[:, None, :] <= use[None, :, :], axis=2)        # fewer[a, b]: a uses <= b everywhere
-    better = value[:, None] >= value[None, :]
-    same = np.all(use[:, None, :] == use[None, :, :], axis=2) & (value[:, None] == value[None, :])
-    earlier = np.arange(len(table))[:, None] < np.arange(len(table))[None, :]
-    dominates = fewer & better & (~same | earlier)
-    np.fill_diagonal(dominates, False)
-    return [b for b in range(len(table)) if not dominates[:, b].any()]
+def usage_matrices(tables: Sequence[BidTable], usage: Usage) -> list[np.ndarray]:
+    """Each table's rows' units of every capacity row, dense (one column per capacity row, in
+    sorted order), from :func:`table_usage`: each distinct bundle's vector is built once."""
+    keys = sorted({k for uses in usage for use in uses for k in use})
+    position = {k: c for c, k in enumerate(keys)}
+    index: dict[frozenset[int], int] = {}
+    vectors: list[np.ndarray] = []
+    for table, uses in zip(tables, usage):
+        for (bundle, _), use in zip(table, uses):
+            if bundle not in index:
+                index[bundle] = len(vectors)
+                vector = np.zeros(len(keys), dtype=np.int64)
+                vector[[position[k] for k in use]] = list(use.values())
+                vectors.append(vector)
+    dense = np.array(vectors, dtype=np.int64).reshape(len(vectors), len(keys))
+    return [dense[np.fromiter((index[bundle] for bundle, _ in table), dtype=np.int64, count=len(table))]
+            for table in tables]
+
+
+def undominated(use: np.ndarray, phi: Sequence[float]) -> list[int]:
+    """Rows of one bid table (``use``: its rows' units of every capacity row, from
+    :func:`usage_matrices`; ``phi``: their values) that no other row dominates. Row a dominates
+    row b when a uses no more of every capacity row and is worth at least as much (ties: the
+    earlier row); dropping b changes no optimum, no Phi*_{-i} and no fewest-GPU choice, since
+    swapping b for a keeps any solution feasible, at least as good and with no more GPUs.
+
+    Rows are ranked by value (descending), then total units (ascending), then position: a row that
+    dominates another always ranks before it (equal value and no more units anywhere means fewer
+    units in total unless the usage is the same, and then the earlier row wins), and every row that
+    ranks before b is worth at least as much as b, so b is dominated exactly when some row ranked
+    before it uses no more of every capacity row."""
+    rank = np.lexsort((np.arange(len(use)), use.sum(axis=1), -np.asarray(phi, dtype=float)))
+    fewer = np.ones((len(use), len(use)), dtype=bool)   # fewer[a, b]: ranked row a uses <= ranked row b everywhere
+    for units in use[rank].T:
+        fewer &= units[:, None] <= units[None, :]
+    dominated = np.zeros(len(use), dtype=bool)
+    dominated[rank] = np.triu(fewer, 1).any(axis=0)                 # some row ranked before b
+    return np.flatnonzero(~dominated).tolist()
 
 
 def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: Mapping[int, int] | None = None,
@@ -423,7 +440,7 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
         raise UsageError(f"unknown auction solves {solves!r}; choose one of {', '.join(AUCTION_SOLVES)}")
     phi = log_values(tables)   # the cap (A5) is set on the full tables, before pruning
     usage = table_usage(tables, group_of)
-    kept = [undominated(table, values, group_of, uses) for table, values, uses in zip(tables, phi, usage)]
+    kept = [undominated(use, values) for use, values in zip(usage_matrices(tables, usage), phi)]
     tables = [[table[b] for b in rows] for table, rows in zip(tables, kept)]
     phi = [[values[b] for b in rows] for values, rows in zip(phi, kept)]
     usage = [[uses[b] for b in rows] for uses, rows in zip(usage, kept)]
