@@ -448,6 +448,32 @@ def test_reduced_cost_fixing_keeps_every_column_of_every_allocation_at_least_as_
 
 
 @pytest.mark.parametrize("seed", range(8))
+def test_phi_star_from_the_lp_guided_start_equals_the_best_allocation(seed):
+    """The LP-guided greedy start of Phi* is a feasible allocation (one row per bidder, every
+    machine's capacity kept), and Phi* solved from it equals the best of all allocations."""
+    import itertools
+
+    from mlsched.formulations.themis import _FixedWelfare, capacity_usage, log_values, pf_arrays
+
+    tables, offered = _random_tables(seed, gpus=6)
+    group_of = {g: g // 2 for g in offered}
+    phi = log_values(tables)
+    program = pf_arrays(tables, phi, offered, group_of=group_of)
+    sizes = [len(t) for t in tables]
+    usage = capacity_usage(program, len(sizes))
+    offsets = np.cumsum([0, *sizes])[:-1]
+    welfare = _FixedWelfare(program, sizes)
+    assert welfare._multipliers(None)   # the LP is solved
+    rows = welfare._lp_greedy()
+    assert rows is not None and len(rows) == len(tables) and all(0 <= b < size for b, size in zip(rows, sizes))
+    assert (usage[offsets + np.array(rows)].sum(axis=0) <= program.row_upper[len(sizes):]).all()
+    best = max(sum(phi[i][b] for i, b in enumerate(choice))
+               for choice in itertools.product(*(range(size) for size in sizes))
+               if (usage[offsets + np.array(choice)].sum(axis=0) <= program.row_upper[len(sizes):]).all())
+    assert welfare.optimum() == pytest.approx(best, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(8))
 def test_every_auction_path_gives_the_same_allocation_and_payments(seed):
     """The default path (reduced-cost fixing), the persistent model and fresh programs (the oracle)
     agree exactly on Phi*, the allocation (A8's grid makes ties resolve alike) and every c_i."""

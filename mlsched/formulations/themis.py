@@ -23,9 +23,10 @@ its one-row constraint set to 0), and building and solving a fresh program for e
 (``solves="fresh"``) is the original path, kept as the oracle.
 
 Reduced-cost fixing (exact). Let I be the welfare of a known allocation without bidder i (the PF
-allocation less i; for Phi*, with no bidder left out, the empty allocation; each improved by
-single-bidder moves to better rows that fit), u >= 0 one multiplier per capacity row k with capacity C_k, a_kb the units
-row b uses of k, and r_jb = phi_jb - sum_k u_k a_kb. Every allocation y without i satisfies
+allocation less i; for Phi*, with no bidder left out, a greedy allocation in order of the LP
+relaxation's values; each improved by single-bidder moves to better rows that fit), u >= 0 one
+multiplier per capacity row k with capacity C_k, a_kb the units row b uses of k, and
+r_jb = phi_jb - sum_k u_k a_kb. Every allocation y without i satisfies
 sum phi y = sum_{j != i} sum_b r_jb y_jb + sum_k u_k (sum a_k y) <= sum_{j != i} sum_b r_jb y_jb + u.C,
 and as each bidder j takes exactly one row, <= U = u.C + sum_{j != i} M_j with M_j = max_b r_jb. So
 an allocation that gives row b to bidder j is worth at most U - (M_j - r_jb); when that is below I,
@@ -321,18 +322,42 @@ class _FixedWelfare:
         finally:
             self.lp.changeRowBounds(skip, 1.0, 1.0)
 
+    def _empty(self) -> list[int] | None:
+        """Every bidder's first row that uses nothing, when each has one."""
+        empty = [np.flatnonzero(~self.usage[start:start + size].any(axis=1))
+                 for start, size in zip(self.offsets, self.sizes)]
+        return [int(e[0]) for e in empty] if all(len(e) for e in empty) else None
+
+    def _lp_greedy(self) -> list[int] | None:
+        """An allocation guided by the solved LP relaxation of the whole auction: columns by
+        decreasing LP value (ties: the higher phi), each taken when its bidder has no row yet and
+        it fits the capacity left; None when some bidder is left without a row (it has none that
+        fits, e.g. no row that uses nothing)."""
+        value = np.asarray(self.lp.getSolution().col_value)
+        free = self.program.row_upper[len(self.sizes):].copy()
+        rows: list[int | None] = [None] * len(self.sizes)
+        left = len(rows)
+        for column in np.lexsort((-self.program.cost, -value)).tolist():
+            j = int(self.owner[column])
+            if rows[j] is None and np.all(self.usage[column] <= free):
+                rows[j], left = column - int(self.offsets[j]), left - 1
+                free -= self.usage[column]
+                if not left:
+                    return rows
+        return None
+
     def optimum(self, rows: Sequence[int] | None = None, skip: int | None = None) -> float:
         """Phi* (``skip`` None) or Phi*_{-skip}, from the feasible allocation ``rows`` (default:
-        every bidder's first row that uses nothing, when each has one)."""
+        :meth:`_lp_greedy` for Phi*; :meth:`_empty` without bidder ``skip`` or when the LP is not
+        solved)."""
+        multipliers = self._multipliers(skip)
         if rows is None:
-            empty = [np.flatnonzero(~self.usage[start:start + size].any(axis=1))
-                     for start, size in zip(self.offsets, self.sizes)]
-            rows = [int(e[0]) for e in empty] if all(len(e) for e in empty) else None
+            rows = self._lp_greedy() if multipliers and skip is None else self._empty()
         keep = self.owner != skip
         start = None
         if rows is not None:
             start = _indicator(self.sizes, self.improve(rows, skip), skip=skip)
-            for dual in self._multipliers(skip):
+            for dual in multipliers:
                 keep &= lagrangian_keep(self.program, self.usage, self.sizes, dual, float(self.program.cost @ start),
                                         skip=skip)
             keep |= start > 0.5   # the start stays feasible whatever the rounding of the bound
