@@ -375,20 +375,41 @@ def test_shared_bundle_usage_and_column_restriction_build_the_same_program(seed)
 @pytest.mark.parametrize("seed", range(4))
 def test_undominated_rows_by_pairwise_comparison(seed):
     """A row is dropped exactly when another row uses no more of every machine and is worth at least
-    as much (ties: the earlier row is kept), checked pair by pair."""
-    from mlsched.formulations.themis import log_values, table_usage, undominated
+    as much (ties: the earlier row is kept), checked pair by pair; the dense usage matrices hold
+    each row's units per machine."""
+    from mlsched.formulations.themis import log_values, table_usage, undominated, usage_matrices
 
     tables, offered = _random_tables(seed)
     group_of = {g: g // 2 for g in offered}
     phi = log_values(tables)
-    for table, values, uses in zip(tables, phi, table_usage(tables, group_of)):
+    usage = table_usage(tables, group_of)
+    machines = sorted({group_of[g] for g in offered})
+    for table, values, uses, use in zip(tables, phi, usage, usage_matrices(tables, usage)):
+        assert use.tolist() == [[row.get(m, 0) for m in machines] for row in uses]
         def dominates(a, b):
             fewer = all(uses[a][k] <= uses[b][k] for k in set(uses[a]) | set(uses[b]))
             same = dict(uses[a]) == dict(uses[b]) and values[a] == values[b]
             return a != b and fewer and values[a] >= values[b] and (not same or a < b)
         expected = [b for b in range(len(table)) if not any(dominates(a, b) for a in range(len(table)))]
-        assert undominated(table, values, group_of, uses) == expected == undominated(table, values, group_of)
+        assert undominated(use, values) == expected
         assert len(expected) < len(table)   # not vacuous: rows are dropped
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_undominated_matches_pairwise_dominance_on_random_usage(seed):
+    """Random small usage matrices with many exact ties in value and usage (where the ranking's
+    tie-breaks matter): the rows kept are those no other row dominates, pair by pair."""
+    from mlsched.formulations.themis import undominated
+
+    rng = np.random.default_rng(seed)
+    rows, keys = int(rng.integers(1, 30)), int(rng.integers(1, 5))
+    use = rng.integers(0, 3, size=(rows, keys))
+    values = rng.integers(0, 4, rows).astype(float) if seed % 2 else rng.normal(size=rows)
+
+    def dominates(a, b):
+        same = (use[a] == use[b]).all() and values[a] == values[b]
+        return a != b and (use[a] <= use[b]).all() and values[a] >= values[b] and (not same or a < b)
+    assert undominated(use, values) == [b for b in range(rows) if not any(dominates(a, b) for a in range(rows))]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -424,6 +445,32 @@ def test_reduced_cost_fixing_keeps_every_column_of_every_allocation_at_least_as_
         # with no incumbent nothing of the other bidders is dropped
         assert lagrangian_keep(program, usage, sizes, np.zeros(len(offered)), -math.inf, skip=skip).sum() == len(keep) - sizes[skip]
     assert dropped > 0   # the check is not vacuous: the bound does rule columns out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_phi_star_from_the_lp_guided_start_equals_the_best_allocation(seed):
+    """The LP-guided greedy start of Phi* is a feasible allocation (one row per bidder, every
+    machine's capacity kept), and Phi* solved from it equals the best of all allocations."""
+    import itertools
+
+    from mlsched.formulations.themis import _FixedWelfare, capacity_usage, log_values, pf_arrays
+
+    tables, offered = _random_tables(seed, gpus=6)
+    group_of = {g: g // 2 for g in offered}
+    phi = log_values(tables)
+    program = pf_arrays(tables, phi, offered, group_of=group_of)
+    sizes = [len(t) for t in tables]
+    usage = capacity_usage(program, len(sizes))
+    offsets = np.cumsum([0, *sizes])[:-1]
+    welfare = _FixedWelfare(program, sizes)
+    assert welfare._multipliers(None)   # the LP is solved
+    rows = welfare._lp_greedy()
+    assert rows is not None and len(rows) == len(tables) and all(0 <= b < size for b, size in zip(rows, sizes))
+    assert (usage[offsets + np.array(rows)].sum(axis=0) <= program.row_upper[len(sizes):]).all()
+    best = max(sum(phi[i][b] for i, b in enumerate(choice))
+               for choice in itertools.product(*(range(size) for size in sizes))
+               if (usage[offsets + np.array(choice)].sum(axis=0) <= program.row_upper[len(sizes):]).all())
+    assert welfare.optimum() == pytest.approx(best, abs=1e-9)
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -23,9 +23,10 @@ its one-row constraint set to 0), and building and solving a fresh program for e
 (``solves="fresh"``) is the original path, kept as the oracle.
 
 Reduced-cost fixing (exact). Let I be the welfare of a known allocation without bidder i (the PF
-allocation less i; for Phi*, with no bidder left out, the empty allocation; each improved by
-single-bidder moves to better rows that fit), u >= 0 one multiplier per capacity row k with capacity C_k, a_kb the units
-row b uses of k, and r_jb = phi_jb - sum_k u_k a_kb. Every allocation y without i satisfies
+allocation less i; for Phi*, with no bidder left out, a greedy allocation in order of the LP
+relaxation's values; each improved by single-bidder moves to better rows that fit), u >= 0 one
+multiplier per capacity row k with capacity C_k, a_kb the units row b uses of k, and
+r_jb = phi_jb - sum_k u_k a_kb. Every allocation y without i satisfies
 sum phi y = sum_{j != i} sum_b r_jb y_jb + sum_k u_k (sum a_k y) <= sum_{j != i} sum_b r_jb y_jb + u.C,
 and as each bidder j takes exactly one row, <= U = u.C + sum_{j != i} M_j with M_j = max_b r_jb. So
 an allocation that gives row b to bidder j is worth at most U - (M_j - r_jb); when that is below I,
@@ -321,18 +322,42 @@ class _FixedWelfare:
         finally:
             self.lp.changeRowBounds(skip, 1.0, 1.0)
 
+    def _empty(self) -> list[int] | None:
+        """Every bidder's first row that uses nothing, when each has one."""
+        empty = [np.flatnonzero(~self.usage[start:start + size].any(axis=1))
+                 for start, size in zip(self.offsets, self.sizes)]
+        return [int(e[0]) for e in empty] if all(len(e) for e in empty) else None
+
+    def _lp_greedy(self) -> list[int] | None:
+        """An allocation guided by the solved LP relaxation of the whole auction: columns by
+        decreasing LP value (ties: the higher phi), each taken when its bidder has no row yet and
+        it fits the capacity left; None when some bidder is left without a row (it has none that
+        fits, e.g. no row that uses nothing)."""
+        value = np.asarray(self.lp.getSolution().col_value)
+        free = self.program.row_upper[len(self.sizes):].copy()
+        rows: list[int | None] = [None] * len(self.sizes)
+        left = len(rows)
+        for column in np.lexsort((-self.program.cost, -value)).tolist():
+            j = int(self.owner[column])
+            if rows[j] is None and np.all(self.usage[column] <= free):
+                rows[j], left = column - int(self.offsets[j]), left - 1
+                free -= self.usage[column]
+                if not left:
+                    return rows
+        return None
+
     def optimum(self, rows: Sequence[int] | None = None, skip: int | None = None) -> float:
         """Phi* (``skip`` None) or Phi*_{-skip}, from the feasible allocation ``rows`` (default:
-        every bidder's first row that uses nothing, when each has one)."""
+        :meth:`_lp_greedy` for Phi*; :meth:`_empty` without bidder ``skip`` or when the LP is not
+        solved)."""
+        multipliers = self._multipliers(skip)
         if rows is None:
-            empty = [np.flatnonzero(~self.usage[start:start + size].any(axis=1))
-                     for start, size in zip(self.offsets, self.sizes)]
-            rows = [int(e[0]) for e in empty] if all(len(e) for e in empty) else None
+            rows = self._lp_greedy() if multipliers and skip is None else self._empty()
         keep = self.owner != skip
         start = None
         if rows is not None:
             start = _indicator(self.sizes, self.improve(rows, skip), skip=skip)
-            for dual in self._multipliers(skip):
+            for dual in multipliers:
                 keep &= lagrangian_keep(self.program, self.usage, self.sizes, dual, float(self.program.cost @ start),
                                         skip=skip)
             keep |= start > 0.5   # the start stays feasible whatever the rounding of the bound
@@ -384,27 +409,44 @@ def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: fl
     return _rows([len(t) for t in tables], report.schedule)
 
 
-def undominated(table: BidTable, phi: Sequence[float], group_of: Mapping[int, int] | None,
-                usage: Sequence[Counter[int]] | None = None) -> list[int]:
-    """Rows of one bid table that no other row dominates. Row a dominates row b when a uses no more
-    of every capacity row and is worth at least as much (ties: the earlier row); dropping b changes
-    no optimum, no Phi*_{-i} and no fewest-GPU choice, since swapping b for a keeps any solution
-    feasible, at least as good and with no more GPUs."""
-    if usage is None:
-        usage = [_usage(bundle, group_of) for bundle, _ in table]
-    position = {k: c for c, k in enumerate(sorted({k for row in usage for k in row}))}
-    use = np.zeros((len(table), len(position)), dtype=np.int64)
-    for r, row in enumerate(usage):
-        for k, units in row.items():
-            use[r, position[k]] = units
-    value = np.asarray(phi, dtype=float)
-    fewer = np.all(use[:, None, :] <= use[None, :, :], axis=2)        # fewer[a, b]: a uses <= b everywhere
-    better = value[:, None] >= value[None, :]
-    same = np.all(use[:, None, :] == use[None, :, :], axis=2) & (value[:, None] == value[None, :])
-    earlier = np.arange(len(table))[:, None] < np.arange(len(table))[None, :]
-    dominates = fewer & better & (~same | earlier)
-    np.fill_diagonal(dominates, False)
-    return [b for b in range(len(table)) if not dominates[:, b].any()]
+def usage_matrices(tables: Sequence[BidTable], usage: Usage) -> list[np.ndarray]:
+    """Each table's rows' units of every capacity row, dense (one column per capacity row, in
+    sorted order), from :func:`table_usage`: each distinct bundle's vector is built once."""
+    keys = sorted({k for uses in usage for use in uses for k in use})
+    position = {k: c for c, k in enumerate(keys)}
+    index: dict[frozenset[int], int] = {}
+    vectors: list[np.ndarray] = []
+    for table, uses in zip(tables, usage):
+        for (bundle, _), use in zip(table, uses):
+            if bundle not in index:
+                index[bundle] = len(vectors)
+                vector = np.zeros(len(keys), dtype=np.int64)
+                vector[[position[k] for k in use]] = list(use.values())
+                vectors.append(vector)
+    dense = np.array(vectors, dtype=np.int64).reshape(len(vectors), len(keys))
+    return [dense[np.fromiter((index[bundle] for bundle, _ in table), dtype=np.int64, count=len(table))]
+            for table in tables]
+
+
+def undominated(use: np.ndarray, phi: Sequence[float]) -> list[int]:
+    """Rows of one bid table (``use``: its rows' units of every capacity row, from
+    :func:`usage_matrices`; ``phi``: their values) that no other row dominates. Row a dominates
+    row b when a uses no more of every capacity row and is worth at least as much (ties: the
+    earlier row); dropping b changes no optimum, no Phi*_{-i} and no fewest-GPU choice, since
+    swapping b for a keeps any solution feasible, at least as good and with no more GPUs.
+
+    Rows are ranked by value (descending), then total units (ascending), then position: a row that
+    dominates another always ranks before it (equal value and no more units anywhere means fewer
+    units in total unless the usage is the same, and then the earlier row wins), and every row that
+    ranks before b is worth at least as much as b, so b is dominated exactly when some row ranked
+    before it uses no more of every capacity row."""
+    rank = np.lexsort((np.arange(len(use)), use.sum(axis=1), -np.asarray(phi, dtype=float)))
+    fewer = np.ones((len(use), len(use)), dtype=bool)   # fewer[a, b]: ranked row a uses <= ranked row b everywhere
+    for units in use[rank].T:
+        fewer &= units[:, None] <= units[None, :]
+    dominated = np.zeros(len(use), dtype=bool)
+    dominated[rank] = np.triu(fewer, 1).any(axis=0)                 # some row ranked before b
+    return np.flatnonzero(~dominated).tolist()
 
 
 def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: Mapping[int, int] | None = None,
@@ -423,7 +465,7 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
         raise UsageError(f"unknown auction solves {solves!r}; choose one of {', '.join(AUCTION_SOLVES)}")
     phi = log_values(tables)   # the cap (A5) is set on the full tables, before pruning
     usage = table_usage(tables, group_of)
-    kept = [undominated(table, values, group_of, uses) for table, values, uses in zip(tables, phi, usage)]
+    kept = [undominated(use, values) for use, values in zip(usage_matrices(tables, usage), phi)]
     tables = [[table[b] for b in rows] for table, rows in zip(tables, kept)]
     phi = [[values[b] for b in rows] for values, rows in zip(phi, kept)]
     usage = [[uses[b] for b in rows] for uses, rows in zip(usage, kept)]
