@@ -60,6 +60,7 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 
 from mlsched.errors import MlschedError, UsageError
+from mlsched.formulations.themis_machine_dp import machine_dp
 from mlsched.solve import ArrayProgram, Built, Status, load_arrays, solve_arrays
 
 RHO_CAP_FLOOR = 1e4
@@ -407,6 +408,20 @@ def undominated(table: BidTable, phi: Sequence[float], group_of: Mapping[int, in
     return [b for b in range(len(table)) if not dominates[:, b].any()]
 
 
+def _settled(tables: Sequence[BidTable], kept: Sequence[Sequence[int]], phi: Sequence[Sequence[float]],
+             rows: Sequence[int], optimum_without: Callable[[int], float], program: ArrayProgram | None) -> AuctionResult:
+    """The auction's result for the PF allocation ``rows`` (indices into the pruned tables; ``kept``
+    maps them back): Phi* as the chosen rows' phi summed in bidder order, the hidden payments from
+    ``optimum_without`` and, with ``program``, its LP bound."""
+    own = [phi[i][b] for i, b in enumerate(rows)]
+    payments, without = hidden_payments(sum(own), own, [bool(tables[i][b][0]) for i, b in enumerate(rows)],
+                                        optimum_without)
+    lp = math.nan if program is None else solve_arrays(replace(program, integer=False)).objective
+    return AuctionResult(phi_star=sum(own), rows=[kept[i][b] for i, b in enumerate(rows)],
+                         bundles=[tables[i][b][0] for i, b in enumerate(rows)],
+                         payments=payments, phi_without=without, lp_bound=float(lp))
+
+
 def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: Mapping[int, int] | None = None,
                lp_bound: bool = True,
                solves: str = "fixed") -> AuctionResult:
@@ -431,6 +446,10 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
         best = max(range(len(tables[0])), key=lambda b: (phi[0][b], -len(tables[0][b][0])))
         return AuctionResult(phi_star=phi[0][best], rows=[kept[0][best]], bundles=[tables[0][best][0]], payments=[1.0],
                              phi_without=[0.0], lp_bound=phi[0][best])
+    forced = None if solves == "fresh" else machine_dp(phi, usage, _usage(frozenset(offered), group_of))
+    if forced is not None:   # small lattice, fewest-GPU allocation forced: no HiGHS solve (A8c)
+        return _settled(tables, kept, phi, forced.rows, forced.phi_without.__getitem__,
+                        pf_arrays(tables, phi, offered, group_of=group_of, usage=usage) if lp_bound else None)
     program = pf_arrays(tables, phi, offered, group_of=group_of, usage=usage)
     sizes = [len(t) for t in tables]
     if solves == "fresh":
