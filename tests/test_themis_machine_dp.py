@@ -154,10 +154,12 @@ def test_canonical_auctions_equal_the_highs_path(monkeypatch):
     assert sum(calls) >= 10 and not all(calls)
 
 
-def test_fresh_path_never_uses_the_dp(monkeypatch):
+def test_only_the_default_path_uses_the_dp(monkeypatch):
+    """The persistent and fresh paths stay HiGHS throughout (the fresh one is the oracle)."""
     calls = _answered_by_dp(monkeypatch)
     tables = [[(frozenset(), 2.0), (frozenset({0}), 1.5)], [(frozenset(), 3.0), (frozenset({0}), 1.0)]]
     pa_auction(tables, [0], solves="fresh")
+    pa_auction(tables, [0], solves="persistent")
     assert calls == []
     pa_auction(tables, [0])
     assert calls == [True]

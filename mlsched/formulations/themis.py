@@ -433,7 +433,8 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
     ``solves`` (the values Phi* and Phi*_{-i}): ``fixed`` (default) on (P-PF) less the columns
     reduced-cost fixing rules out (:class:`_FixedWelfare`); ``persistent`` on one HiGHS model (:class:`_WelfareModel`);
     ``fresh`` builds and solves a new program for each, the original path, kept as the oracle.
-    The fewest-GPU allocation is the same re-solve in all three."""
+    The fewest-GPU allocation is the same re-solve in all three. On the default path a small auction
+    whose fewest-GPU allocation is forced is answered by the machine DP without HiGHS (A8c)."""
     if solves not in AUCTION_SOLVES:
         raise UsageError(f"unknown auction solves {solves!r}; choose one of {', '.join(AUCTION_SOLVES)}")
     phi = log_values(tables)   # the cap (A5) is set on the full tables, before pruning
@@ -446,7 +447,7 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
         best = max(range(len(tables[0])), key=lambda b: (phi[0][b], -len(tables[0][b][0])))
         return AuctionResult(phi_star=phi[0][best], rows=[kept[0][best]], bundles=[tables[0][best][0]], payments=[1.0],
                              phi_without=[0.0], lp_bound=phi[0][best])
-    forced = None if solves == "fresh" else machine_dp(phi, usage, _usage(frozenset(offered), group_of))
+    forced = machine_dp(phi, usage, _usage(frozenset(offered), group_of)) if solves == "fixed" else None
     if forced is not None:   # small lattice, fewest-GPU allocation forced: no HiGHS solve (A8c)
         return _settled(tables, kept, phi, forced.rows, forced.phi_without.__getitem__,
                         pf_arrays(tables, phi, offered, group_of=group_of, usage=usage) if lp_bound else None)
