@@ -28,7 +28,7 @@ from mlsched import bruteforce
 from mlsched.exact import exact_astraea, exact_sow
 from mlsched.formulations import astraea, oasis, ogasched, sow, themis
 from mlsched.formulations.themis import Bidder
-from mlsched.formulations.themis_machine_dp import CapacityLattice, MachineDp
+from mlsched.formulations.themis_machine_dp import MachineDp
 from mlsched.instance import ClusterJobsInstance, MultiServerInstance, MultiTenantInstance, SowInstance, from_dict
 from mlsched.instance.generators.ogasched import generate_ogasched
 from mlsched.instance.generators.sow import generate_sow, tiny_sow
@@ -146,7 +146,7 @@ def _themis_auction(case: tuple[list[Bidder], list[int]]) -> tuple[Answers, floa
     persistent = themis.pa_auction(tables, offered, lp_bound=False, solves="persistent")
     fresh = themis.pa_auction(tables, offered, lp_bound=False, solves="fresh")   # the original path, the oracle
     usage = themis.table_usage(tables, None)
-    dp = MachineDp(themis.log_values(tables), usage, CapacityLattice(usage, Counter(offered)))   # every Phi*_{-i}
+    dp = MachineDp(themis.log_values(tables), usage, Counter(offered))   # every Phi*_{-i}
     dp_values = dp.phi_star if all(abs(a - b) <= TOLERANCE * max(1.0, abs(b)) for a, b in zip(dp.phi_without, truth_without)) \
         else None
     same = all(other.rows == fresh.rows and all(abs(a - b) <= 1e-9 for a, b in zip(other.payments, fresh.payments))

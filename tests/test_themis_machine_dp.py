@@ -12,7 +12,7 @@ import pytest
 
 from mlsched.formulations import themis, themis_machine_dp
 from mlsched.formulations.themis import exhaustive_bids, log_values, pa_auction, table_usage
-from mlsched.formulations.themis_machine_dp import WINDOW, CapacityLattice, MachineDp, machine_dp
+from mlsched.formulations.themis_machine_dp import WINDOW, MachineDp, machine_dp
 from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.online.themis.bids import Offer, canonical_bids
 from mlsched.online.themis.rho import App
@@ -49,7 +49,7 @@ def test_dp_values_and_forced_allocation_equal_brute_force(seed):
     """Phi*, every Phi*_{-i}, and: the DP names an allocation exactly when brute force finds one
     allocation with the fewest GPUs among those within WINDOW of Phi*, welfare maximal."""
     phi, usage, capacity = _random_synthetic(np.random.default_rng(seed))
-    dp = MachineDp(phi, usage, CapacityLattice(usage, capacity))
+    dp = MachineDp(phi, usage, capacity)
     every = _allocations(phi, usage, capacity)
     best = max(w for w, _, _ in every)
     assert dp.phi_star == pytest.approx(best, abs=1e-12)
@@ -68,7 +68,7 @@ def test_dp_values_and_forced_allocation_equal_brute_force(seed):
 
 def test_both_outcomes_occur_in_the_brute_force_cases():
     """The comparison above is not vacuous: the DP both answers and declines among its cases."""
-    outcomes = Counter(MachineDp(*case[:2], CapacityLattice(case[1], case[2])).forced_rows() is None
+    outcomes = Counter(MachineDp(*case).forced_rows() is None
                        for case in (_random_synthetic(np.random.default_rng(seed)) for seed in range(300)))
     assert outcomes[True] >= 30 and outcomes[False] >= 30
 
@@ -84,12 +84,12 @@ def test_exact_tie_at_the_fewest_gpus_is_declined():
     assert sorted(map(len, result.bundles)) == [0, 1]
 
 
-def test_lattice_beyond_the_caps_is_declined():
+def test_dp_beyond_the_caps_is_declined():
     phi = [[0.0, 1.0], [0.0, 2.0]]
     usage = [[Counter(), Counter({0: 1})]] * 2
     assert machine_dp(phi, usage, Counter({0: 1, 1: 0})) is not None
-    assert machine_dp(phi, usage, Counter({0: 1}), state_cap=1) is None
-    assert machine_dp(phi, usage, Counter({0: 1}), work_cap=7) is None
+    assert machine_dp(phi, usage, Counter({0: 1}), state_cap=1) is None      # two vectors after bidder 0
+    assert machine_dp(phi, usage, Counter({0: 1}), pair_cap=3) is None       # 1 x 2 + 2 x 1 pairs
 
 
 def _random_apps(rng: np.random.Generator, topology: GpuTopology, gpus: int):
@@ -149,7 +149,7 @@ def test_canonical_auctions_equal_the_highs_path(monkeypatch):
         fresh = pa_auction(tables, offered, group_of=group_of, lp_bound=False, solves="fresh")
         _same_as_fresh(pa_auction(tables, offered, group_of=group_of, lp_bound=False), fresh)
         usage = table_usage(tables, group_of)
-        assert MachineDp(log_values(tables), usage, CapacityLattice(usage, Counter(group_of.values()))).phi_star \
+        assert MachineDp(log_values(tables), usage, Counter(group_of.values())).phi_star \
             == pytest.approx(fresh.phi_star, abs=1e-9)
     assert sum(calls) >= 10 and not all(calls)
 
