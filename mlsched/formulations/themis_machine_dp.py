@@ -11,8 +11,9 @@ row k), with a_ib the vector of row b of bidder i:
 
 F_i(u): the best welfare of bidders 0..i-1 using exactly u; B_i(v): of bidders i..n-1 using
 exactly v; each is kept only on its reachable vectors (at most prod_k (C_k + 1), and at most the
-number of partial allocations: a two-bidder auction over 27 machines has under 30 x 30 states).
-Then Phi* = max_v B_0(v), and leaving bidder i out,
+number of partial allocations: a two-bidder auction over 27 machines has under 30 states per
+stage). Then Phi* = max_{b : a_0b <= C} phi_0b + max_{v <= C - a_0b} B_1(v), and leaving bidder
+i out,
 
     Phi*_{-i} = max_{u in F_i, v in B_{i+1}, u + v <= C} F_i(u) + B_{i+1}(v)              (DP-i)
 
@@ -25,7 +26,8 @@ The fewest-GPU allocation (A8) is HiGHS's re-solve: minimize sum |b| y over the 
 welfare >= T, T = tie_threshold(Phi*) <= Phi* - 1e-9 max(1, |Phi*|), and among allocations tied
 in welfare and GPU count the one HiGHS returns decides the run records. The DP answers only when
 that choice is forced. Let W be the allocations with welfare >= Phi* - 1e-6 max(1, |Phi*|)
-(enumerated depth first with the exact bound max_{v <= room} B_{i+1}(v): a partial allocation is
+(enumerated depth first with the exact bound max_{v <= room} B_{i+1}(v), all rows of a bidder at
+once: a partial allocation is
 extended only while its welfare plus that bound reaches the floor, so every node leads to a
 member of W). The DP's answer is the allocation x* when W has exactly one allocation with the
 fewest GPUs and x*'s welfare is >= Phi* - 1e-12 max(1, |Phi*|). Then HiGHS's re-solve returns x*:
@@ -67,7 +69,7 @@ class BeyondCaps(Exception):
 
 @dataclass
 class MachineDpAnswer:
-    phi_star: float              # max_v B_0(v)
+    phi_star: float              # Phi*
     rows: list[int]              # the forced fewest-GPU allocation: one row per bidder
     phi_without: list[float]     # Phi*_{-i} for every bidder (DP-i)
 
@@ -86,49 +88,63 @@ class Stage:
         used = (self.used[:, None, :] + units[None, :, :]).reshape(len(self.used) * len(units), len(capacity))
         value = (self.value[:, None] + phi[None, :] if forward else phi[None, :] + self.value[:, None]).ravel()
         fits = np.all(used <= capacity, axis=1)
-        vectors, slot = np.unique(used[fits], axis=0, return_inverse=True)
-        if len(vectors) > state_cap:
+        used, value = used[fits], value[fits]
+        if not len(used):
+            return Stage(used, value)
+        # equal vectors become neighbours (lexsort: exact, no packing into one key); no rows: all equal
+        order = np.lexsort(used.T) if used.shape[1] else np.arange(len(used))
+        used, value = used[order], value[order]
+        first = np.flatnonzero(np.concatenate([[True], np.any(used[1:] != used[:-1], axis=1)]))
+        if len(first) > state_cap:
             raise BeyondCaps
-        best = np.full(len(vectors), -np.inf)
-        np.maximum.at(best, slot.ravel(), value[fits])
-        return Stage(vectors, best)
+        return Stage(used[first], np.maximum.reduceat(value, first))
 
 
 class MachineDp:
-    """The forward and backward DPs of one auction: Phi* and every Phi*_{-i} by (DP-i), and the
-    members of W. ``usage[i][b]``: the units row b of bidder i takes of each capacity row;
+    """The forward DP up to F_{n-1} and the backward DP down to B_1 of one auction (n >= 1
+    bidders): Phi* and every Phi*_{-i} by (DP-i), and the members of W. ``usage[i][b]``: the units row b of bidder i takes of each capacity row;
     ``capacity``: C_k. Raises :class:`BeyondCaps` past the caps."""
 
     def __init__(self, phi: Sequence[Sequence[float]], usage: Sequence[Sequence[Counter[int]]],
                  capacity: Counter[int], *, state_cap: int = STATE_CAP, pair_cap: int = PAIR_CAP) -> None:
         keys = sorted({k for table in usage for row in table for k in row})
         self.capacity = np.array([capacity[k] for k in keys], dtype=np.int64)
-        self.units = [np.array([[row.get(k, 0) for k in keys] for row in table], dtype=np.int64).reshape(len(table), len(keys))
-                      for table in usage]
+        position = {k: c for c, k in enumerate(keys)}
+        self.units = []
+        for table in usage:
+            units = np.zeros((len(table), len(keys)), dtype=np.int64)
+            for r, row in enumerate(table):
+                for k, n in row.items():
+                    units[r, position[k]] = n
+            self.units.append(units)
         self.phi = [np.asarray(values, dtype=float) for values in phi]
         self.gpus = [units.sum(axis=1) for units in self.units]
         start = Stage(np.zeros((1, len(keys)), dtype=np.int64), np.zeros(1))
-        forward = [start]
-        for units, values in zip(self.units, self.phi):
+        forward = [start]                        # F_0 .. F_{n-1}
+        for units, values in zip(self.units[:-1], self.phi[:-1]):
             forward.append(forward[-1].extend(units, values, self.capacity, True, state_cap))
-        backward = [start]
-        for units, values in zip(reversed(self.units), reversed(self.phi)):
+        backward = [start]                       # B_n .. B_1
+        for units, values in zip(self.units[:0:-1], self.phi[:0:-1]):
             backward.append(backward[-1].extend(units, values, self.capacity, False, state_cap))
-        self.backward = backward[::-1]           # self.backward[i] = B_i
-        if sum(len(f.value) * len(b.value) for f, b in zip(forward, self.backward[1:])) > pair_cap:
+        self.after = backward[::-1]              # self.after[i] = B_{i+1}
+        if sum(len(f.value) * len(b.value) for f, b in zip(forward, self.after)) > pair_cap:
             raise BeyondCaps
-        self.phi_star = float(np.max(self.backward[0].value, initial=-np.inf))
-        self.phi_without = [self._best_pair(f, b) for f, b in zip(forward, self.backward[1:])]
+        rests = self.capacity - self.units[0]
+        fitting = np.all(rests >= 0, axis=1)
+        self.phi_star = float(np.max(self.phi[0][fitting] + self._completions(0, rests[fitting]), initial=-np.inf))
+        self.phi_without = [self._best_pair(f, b) for f, b in zip(forward, self.after)]
 
     def _best_pair(self, before: Stage, after: Stage) -> float:
         """(DP-i): max F_i(u) + B_{i+1}(v) over u + v <= C."""
         fits = np.all(before.used[:, None, :] + after.used[None, :, :] <= self.capacity, axis=2)
         return float(np.max(np.where(fits, before.value[:, None] + after.value[None, :], -np.inf), initial=-np.inf))
 
-    def _completion(self, i: int, room: np.ndarray) -> float:
-        """The best welfare of bidders i..n-1 within ``room``: max_{v <= room} B_i(v)."""
-        stage = self.backward[i]
-        return float(np.max(stage.value[np.all(stage.used <= room, axis=1)], initial=-np.inf))
+    def _completions(self, i: int, rests: np.ndarray) -> np.ndarray:
+        """The best welfare of the bidders after i within each residual vector of ``rests``:
+        max_{v <= rest} B_{i+1}(v) (-inf when no vector fits)."""
+        stage = self.after[i]
+        fits = np.all(stage.used[None, :, :] <= rests[:, None, :], axis=2)
+        return np.max(np.where(fits, stage.value[None, :], -np.inf), axis=1, initial=-np.inf)
 
     def near_optimal(self) -> list[tuple[int, float, list[int]]] | None:
         """(GPUs, welfare, rows) of every allocation in W (welfare >= Phi* - WINDOW max(1, |Phi*|)),
@@ -137,16 +153,20 @@ class MachineDp:
         members: list[tuple[int, float, list[int]]] = []
 
         def extend(i: int, room: np.ndarray, welfare: float, taken: int, rows: list[int]) -> bool:
-            """Members of W below this partial allocation; False once more than ENUMERATION_CAP."""
-            if i == len(self.phi):
-                members.append((taken, welfare, rows))
-                return len(members) <= ENUMERATION_CAP
-            for b in np.flatnonzero(np.all(self.units[i] <= room, axis=1)).tolist():
-                rest = room - self.units[i][b]
+            """Members of W below this partial allocation (bidders 0..i-1 placed, i < n); False once
+            more than ENUMERATION_CAP."""
+            rests = room - self.units[i]
+            fitting = np.flatnonzero(np.all(rests >= 0, axis=1))
+            bound = self._completions(i, rests[fitting])
+            for b, rest_bound in zip(fitting.tolist(), bound.tolist()):
                 value = float(self.phi[i][b])
-                if welfare + value + self._completion(i + 1, rest) < floor:
+                if welfare + value + rest_bound < floor:
                     continue
-                if not extend(i + 1, rest, welfare + value, taken + int(self.gpus[i][b]), [*rows, b]):
+                if i + 1 == len(self.phi):
+                    members.append((taken + int(self.gpus[i][b]), welfare + value, [*rows, b]))
+                    if len(members) > ENUMERATION_CAP:
+                        return False
+                elif not extend(i + 1, rests[b], welfare + value, taken + int(self.gpus[i][b]), [*rows, b]):
                     return False
             return True
 
