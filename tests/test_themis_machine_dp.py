@@ -90,6 +90,9 @@ def test_dp_beyond_the_caps_is_declined():
     assert machine_dp(phi, usage, Counter({0: 1, 1: 0})) is not None
     assert machine_dp(phi, usage, Counter({0: 1}), state_cap=1) is None      # two vectors after bidder 0
     assert machine_dp(phi, usage, Counter({0: 1}), pair_cap=3) is None       # 1 x 2 + 2 x 1 pairs
+    wide_phi, wide_usage = [[-float(r) for r in range(41)], [0.0, 1.0]], [[Counter()] * 41, usage[1]]
+    assert machine_dp(wide_phi, wide_usage, Counter({0: 1}), state_cap=2) is not None
+    assert machine_dp(wide_phi, wide_usage, Counter({0: 1}), state_cap=1) is None   # 41 candidates > 1 x 32
 
 
 def _random_apps(rng: np.random.Generator, topology: GpuTopology, gpus: int):

@@ -20,7 +20,8 @@ i out,
 since an allocation of the others splits into the bidders before i using exactly some u and the
 bidders after i using exactly some v; two DPs give every Phi*_{-i}. Each stage is vectorised
 (numpy) over states x rows; the DP declines beyond :data:`STATE_CAP` states per stage or
-:data:`PAIR_CAP` compatible-pair tests in (DP-i).
+:data:`PAIR_CAP` compatible-pair tests in (DP-i) (and before building a stage of more than
+:data:`STATE_CAP` x :data:`ROWS_PER_STATE` candidates, so that large auctions cost it little).
 
 The fewest-GPU allocation (A8) is HiGHS's re-solve: minimize sum |b| y over the allocations with
 welfare >= T, T = tie_threshold(Phi*) <= Phi* - 1e-9 max(1, |Phi*|), and among allocations tied
@@ -57,6 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 STATE_CAP = 2048          # most reachable capacity vectors per stage
+ROWS_PER_STATE = 32       # candidates (states x rows) built per stage: at most STATE_CAP x this
 PAIR_CAP = 200_000        # most (F_i state, B_{i+1} state) pairs tested in (DP-i), all i together
 ENUMERATION_CAP = 64      # members of W enumerated before declining
 WINDOW = 1e-6             # relative width of W (wider than the re-solve's 1e-9 + 2^-34 + 1e-7)
@@ -84,7 +86,11 @@ class Stage:
     def extend(self, units: np.ndarray, phi: np.ndarray, capacity: np.ndarray, forward: bool,
                state_cap: int) -> Stage:
         """The next stage: every state plus every row that fits; ``forward`` adds phi to the
-        stage's value (F), otherwise the value to phi (B); the best value per vector."""
+        stage's value (F), otherwise the value to phi (B); the best value per vector. Raises
+        :class:`BeyondCaps` before building more than ``state_cap`` x :data:`ROWS_PER_STATE`
+        candidates or when more than ``state_cap`` vectors are reachable."""
+        if len(self.used) * len(units) > state_cap * ROWS_PER_STATE:
+            raise BeyondCaps
         used = (self.used[:, None, :] + units[None, :, :]).reshape(len(self.used) * len(units), len(capacity))
         value = (self.value[:, None] + phi[None, :] if forward else phi[None, :] + self.value[:, None]).ravel()
         fits = np.all(used <= capacity, axis=1)
