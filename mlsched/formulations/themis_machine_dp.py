@@ -66,7 +66,7 @@ MAXIMUM_SLACK = 1e-12     # the forced allocation's welfare is the maximum up to
 
 
 class BeyondCaps(Exception):
-    """The DP would exceed :data:`STATE_CAP` or :data:`PAIR_CAP`."""
+    """The DP would exceed one of its caps (:data:`STATE_CAP`, :data:`ROWS_PER_STATE`, :data:`PAIR_CAP`)."""
 
 
 @dataclass
@@ -78,7 +78,7 @@ class MachineDpAnswer:
 
 @dataclass
 class Stage:
-    """The reachable capacity vectors of one DP stage (one per row) and the best welfare of each."""
+    """The reachable capacity vectors of one DP stage (one array row each) and the best welfare of each."""
 
     used: np.ndarray     # states x capacity rows, int
     value: np.ndarray    # states
@@ -108,15 +108,16 @@ class Stage:
 
 class MachineDp:
     """The forward DP up to F_{n-1} and the backward DP down to B_1 of one auction (n >= 1
-    bidders): Phi* and every Phi*_{-i} by (DP-i), and the members of W. ``usage[i][b]``: the units row b of bidder i takes of each capacity row;
-    ``capacity``: C_k. Raises :class:`BeyondCaps` past the caps."""
+    bidders): Phi* and every Phi*_{-i} by (DP-i), and the members of W. ``usage[i][b]``: the
+    units row b of bidder i takes of each capacity row; ``capacity``: C_k. Raises
+    :class:`BeyondCaps` past the caps."""
 
     def __init__(self, phi: Sequence[Sequence[float]], usage: Sequence[Sequence[Counter[int]]],
                  capacity: Counter[int], *, state_cap: int = STATE_CAP, pair_cap: int = PAIR_CAP) -> None:
         keys = sorted({k for table in usage for row in table for k in row})
         self.capacity = np.array([capacity[k] for k in keys], dtype=np.int64)
         position = {k: c for c, k in enumerate(keys)}
-        self.units = []
+        self.units: list[np.ndarray] = []
         for table in usage:
             units = np.zeros((len(table), len(keys)), dtype=np.int64)
             for r, row in enumerate(table):
