@@ -19,6 +19,7 @@ PARTS = (   # (label, path fragment of the functions whose own time it collects)
     ("estimator (online/themis/rho.py)", "online/themis/rho.py"),
     ("physics (instance/themis_physics.py)", "instance/themis_physics.py"),
     ("topology (instance/gpu_topology.py)", "instance/gpu_topology.py"),
+    ("auction DP (formulations/themis_machine_dp.py)", "formulations/themis_machine_dp.py"),
     ("auction programs (formulations/themis.py, solve.py, HiGHS)", ("formulations/themis.py", "mlsched/solve.py",
                                                                     "highspy")),
     ("bids, arbiter, policy (online/themis/)", "online/themis/"),

@@ -28,6 +28,7 @@ from mlsched import bruteforce
 from mlsched.exact import exact_astraea, exact_sow
 from mlsched.formulations import astraea, oasis, ogasched, sow, themis
 from mlsched.formulations.themis import Bidder
+from mlsched.formulations.themis_machine_dp import MachineDp
 from mlsched.instance import ClusterJobsInstance, MultiServerInstance, MultiTenantInstance, SowInstance, from_dict
 from mlsched.instance.generators.ogasched import generate_ogasched
 from mlsched.instance.generators.sow import generate_sow, tiny_sow
@@ -140,17 +141,22 @@ def _themis_auction(case: tuple[list[Bidder], list[int]]) -> tuple[Answers, floa
     built = themis.build_pf(tables, themis.log_values(tables), offered)
     highs = solve(built)
     verified = solve(themis.build_pf(tables, themis.log_values(tables), offered), verify=True)
-    truth, _ = bruteforce.themis_pf([b.rho for b in bidders], [b.unmet for b in bidders], offered)
-    auction = themis.pa_auction(tables, offered, lp_bound=False)   # the default path the rounds use (reduced-cost fixing)
+    truth, truth_without = bruteforce.themis_pf([b.rho for b in bidders], [b.unmet for b in bidders], offered)
+    auction = themis.pa_auction(tables, offered, lp_bound=False)   # the default path (machine DP or reduced-cost fixing)
     persistent = themis.pa_auction(tables, offered, lp_bound=False, solves="persistent")
     fresh = themis.pa_auction(tables, offered, lp_bound=False, solves="fresh")   # the original path, the oracle
+    usage = themis.table_usage(tables, None)
+    dp = MachineDp(themis.log_values(tables), usage, Counter(offered))   # every Phi*_{-i}
+    dp_values = dp.phi_star if all(abs(a - b) <= TOLERANCE * max(1.0, abs(b)) for a, b in zip(dp.phi_without, truth_without)) \
+        else None
     same = all(other.rows == fresh.rows and all(abs(a - b) <= 1e-9 for a, b in zip(other.payments, fresh.payments))
                for other in (auction, persistent))
     return {"highs": highs.objective if highs.status is Status.OPTIMAL else None, "scip": verified.verifier_objective,
             "mlsched-verified": verified.objective if verified.status in (Status.OPTIMAL, Status.DISAGREE) else None,
             "mlsched-auction": auction.phi_star, "mlsched-auction-persistent": persistent.phi_star,
             "mlsched-auction-fresh": fresh.phi_star,
-            "mlsched-auction-same-allocation-and-payments": auction.phi_star if same else None}, truth
+            "mlsched-auction-same-allocation-and-payments": auction.phi_star if same else None,
+            "mlsched-machine-dp-with-every-phi-without": dp_values}, truth
 
 
 def random_tenant_instance(rng: np.random.Generator) -> MultiTenantInstance:

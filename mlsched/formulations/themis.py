@@ -61,6 +61,7 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 
 from mlsched.errors import MlschedError, UsageError
+from mlsched.formulations.themis_machine_dp import machine_dp
 from mlsched.solve import ArrayProgram, Built, Status, load_arrays, solve_arrays
 
 RHO_CAP_FLOOR = 1e4
@@ -449,6 +450,20 @@ def undominated(use: np.ndarray, phi: Sequence[float]) -> list[int]:
     return np.flatnonzero(~dominated).tolist()
 
 
+def _settled(tables: Sequence[BidTable], kept: Sequence[Sequence[int]], phi: Sequence[Sequence[float]],
+             rows: Sequence[int], optimum_without: Callable[[int], float], program: ArrayProgram | None) -> AuctionResult:
+    """The auction's result for the PF allocation ``rows`` (indices into the pruned tables; ``kept``
+    maps them back): Phi* as the chosen rows' phi summed in bidder order, the hidden payments from
+    ``optimum_without`` and, with ``program``, its LP bound."""
+    own = [phi[i][b] for i, b in enumerate(rows)]
+    payments, without = hidden_payments(sum(own), own, [bool(tables[i][b][0]) for i, b in enumerate(rows)],
+                                        optimum_without)
+    lp = math.nan if program is None else solve_arrays(replace(program, integer=False)).objective
+    return AuctionResult(phi_star=sum(own), rows=[kept[i][b] for i, b in enumerate(rows)],
+                         bundles=[tables[i][b][0] for i, b in enumerate(rows)],
+                         payments=payments, phi_without=without, lp_bound=float(lp))
+
+
 def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: Mapping[int, int] | None = None,
                lp_bound: bool = True,
                solves: str = "fixed") -> AuctionResult:
@@ -460,7 +475,8 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
     ``solves`` (the values Phi* and Phi*_{-i}): ``fixed`` (default) on (P-PF) less the columns
     reduced-cost fixing rules out (:class:`_FixedWelfare`); ``persistent`` on one HiGHS model (:class:`_WelfareModel`);
     ``fresh`` builds and solves a new program for each, the original path, kept as the oracle.
-    The fewest-GPU allocation is the same re-solve in all three."""
+    The fewest-GPU allocation is the same re-solve in all three. On the default path a small auction
+    whose fewest-GPU allocation is forced is answered by the machine DP without HiGHS (A8c)."""
     if solves not in AUCTION_SOLVES:
         raise UsageError(f"unknown auction solves {solves!r}; choose one of {', '.join(AUCTION_SOLVES)}")
     phi = log_values(tables)   # the cap (A5) is set on the full tables, before pruning
@@ -473,6 +489,10 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
         best = max(range(len(tables[0])), key=lambda b: (phi[0][b], -len(tables[0][b][0])))
         return AuctionResult(phi_star=phi[0][best], rows=[kept[0][best]], bundles=[tables[0][best][0]], payments=[1.0],
                              phi_without=[0.0], lp_bound=phi[0][best])
+    forced = machine_dp(phi, usage, _usage(frozenset(offered), group_of)) if solves == "fixed" else None
+    if forced is not None:   # small lattice, fewest-GPU allocation forced: no HiGHS solve (A8c)
+        return _settled(tables, kept, phi, forced.rows, forced.phi_without.__getitem__,
+                        pf_arrays(tables, phi, offered, group_of=group_of, usage=usage) if lp_bound else None)
     program = pf_arrays(tables, phi, offered, group_of=group_of, usage=usage)
     sizes = [len(t) for t in tables]
     if solves == "fresh":
@@ -484,7 +504,6 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
         fixed = _FixedWelfare(program, sizes)
         phi_star = fixed.optimum()
     rows = _fewest_gpus(program, tables, phi_star)
-    chosen = sum(phi[i][b] for i, b in enumerate(rows))
 
     def optimum_without(i: int) -> float:   # the PF allocation without i is a feasible start
         if solves == "fixed":
@@ -494,13 +513,7 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
         return _optimum([t for j, t in enumerate(tables) if j != i], [p for j, p in enumerate(phi) if j != i],
                         offered, group_of, start=[b for j, b in enumerate(rows) if j != i])[0]
 
-    own = [phi[i][b] for i, b in enumerate(rows)]
-    payments, without = hidden_payments(chosen, own, [bool(tables[i][b][0]) for i, b in enumerate(rows)],
-                                        optimum_without)
-    lp = solve_arrays(replace(program, integer=False)).objective if lp_bound else math.nan
-    return AuctionResult(phi_star=chosen, rows=[kept[i][b] for i, b in enumerate(rows)],
-                         bundles=[tables[i][b][0] for i, b in enumerate(rows)],
-                         payments=payments, phi_without=without, lp_bound=float(lp))
+    return _settled(tables, kept, phi, rows, optimum_without, program if lp_bound else None)
 
 
 @dataclass

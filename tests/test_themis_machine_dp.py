@@ -1,0 +1,173 @@
+"""The machine DP of small PA auctions (decision A8c) against brute force over every allocation and
+against the HiGHS path (``solves="fresh"``), in exhaustive and canonical mode."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from mlsched.formulations import themis, themis_machine_dp
+from mlsched.formulations.themis import exhaustive_bids, log_values, pa_auction, table_usage
+from mlsched.formulations.themis_machine_dp import WINDOW, MachineDp, machine_dp
+from mlsched.instance.gpu_topology import GpuTopology
+from mlsched.online.themis.bids import Offer, canonical_bids
+from mlsched.online.themis.rho import App
+
+from test_themis import NETWORK, bidder
+
+
+def _random_synthetic(rng: np.random.Generator) -> tuple[list[list[float]], list[list[Counter[int]]], Counter[int]]:
+    """2-4 bidders, 1-3 capacity rows of 1-3 units, 1-5 rows per table (the empty row first);
+    values from a coarse grid so that exact ties are common."""
+    capacity = Counter({k: int(rng.integers(1, 4)) for k in range(int(rng.integers(1, 4)))})
+    phi, usage = [], []
+    for _ in range(int(rng.integers(2, 5))):
+        rows = [Counter()] + [Counter({k: int(rng.integers(0, c + 1)) for k, c in capacity.items()})
+                              for _ in range(int(rng.integers(0, 5)))]
+        usage.append([+row for row in rows])   # + drops zero counts, as the auction's usage has none
+        phi.append([-float(rng.integers(0, 6)) / 2 for _ in rows])
+    return phi, usage, capacity
+
+
+def _allocations(phi, usage, capacity, skip=None):
+    """(welfare summed in bidder order, GPUs, rows) of every feasible allocation (bidder ``skip`` out)."""
+    bidders = [i for i in range(len(phi)) if i != skip]
+    out = []
+    for rows in itertools.product(*(range(len(phi[i])) for i in bidders)):
+        used = sum((usage[i][b] for i, b in zip(bidders, rows)), Counter())
+        if all(used[k] <= capacity[k] for k in used):
+            out.append((sum(phi[i][b] for i, b in zip(bidders, rows)), sum(sum(usage[i][b].values()) for i, b in zip(bidders, rows)), list(rows)))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_dp_values_and_forced_allocation_equal_brute_force(seed):
+    """Phi*, every Phi*_{-i}, and: the DP names an allocation exactly when brute force finds one
+    allocation with the fewest GPUs among those within WINDOW of Phi*, welfare maximal."""
+    phi, usage, capacity = _random_synthetic(np.random.default_rng(seed))
+    dp = MachineDp(phi, usage, capacity)
+    every = _allocations(phi, usage, capacity)
+    best = max(w for w, _, _ in every)
+    assert dp.phi_star == pytest.approx(best, abs=1e-12)
+    for i in range(len(phi)):
+        assert dp.phi_without[i] == pytest.approx(max(w for w, _, _ in _allocations(phi, usage, capacity, skip=i)), abs=1e-12)
+    near = [(g, rows) for w, g, rows in every if w >= best - WINDOW * max(1.0, abs(best))]
+    fewest = min(g for g, _ in near)
+    at_fewest = [rows for g, rows in near if g == fewest]
+    forced = at_fewest[0] if len(at_fewest) == 1 and sum(phi[i][b] for i, b in enumerate(at_fewest[0])) == best else None
+    assert dp.forced_rows() == forced
+    answer = machine_dp(phi, usage, capacity)
+    assert (answer is None) == (forced is None)
+    if answer is not None:
+        assert answer.rows == forced and answer.phi_without == dp.phi_without
+
+
+def test_both_outcomes_occur_in_the_brute_force_cases():
+    """The comparison above is not vacuous: the DP both answers and declines among its cases."""
+    outcomes = Counter(MachineDp(*case).forced_rows() is None
+                       for case in (_random_synthetic(np.random.default_rng(seed)) for seed in range(300)))
+    assert outcomes[True] >= 30 and outcomes[False] >= 30
+
+
+def test_exact_tie_at_the_fewest_gpus_is_declined():
+    """Two equal bidders, one GPU: giving it to either ties in welfare and GPU count, so the choice
+    is HiGHS's and the DP declines; the auction still answers through HiGHS."""
+    phi = [[-1.0, -0.5], [-1.0, -0.5]]
+    usage = [[Counter(), Counter({0: 1})], [Counter(), Counter({0: 1})]]
+    assert machine_dp(phi, usage, Counter({0: 1})) is None
+    tables = [[(frozenset(), math.e), (frozenset({7}), math.exp(0.5))]] * 2
+    result = pa_auction(tables, [7], lp_bound=False)
+    assert sorted(map(len, result.bundles)) == [0, 1]
+
+
+def test_dp_beyond_the_caps_is_declined():
+    phi = [[0.0, 1.0], [0.0, 2.0]]
+    usage = [[Counter(), Counter({0: 1})]] * 2
+    assert machine_dp(phi, usage, Counter({0: 1, 1: 0})) is not None
+    assert machine_dp(phi, usage, Counter({0: 1}), state_cap=1) is None      # two vectors after bidder 0
+    assert machine_dp(phi, usage, Counter({0: 1}), pair_cap=3) is None       # 1 x 2 + 2 x 1 pairs
+    wide_phi, wide_usage = [[-float(r) for r in range(41)], [0.0, 1.0]], [[Counter()] * 41, usage[1]]
+    assert machine_dp(wide_phi, wide_usage, Counter({0: 1}), state_cap=2) is not None
+    assert machine_dp(wide_phi, wide_usage, Counter({0: 1}), state_cap=1) is None   # 41 candidates > 1 x 32
+
+
+def _random_apps(rng: np.random.Generator, topology: GpuTopology, gpus: int):
+    return [bidder(str(n), App.single_job(float(rng.uniform(500, 5000)), int(rng.integers(1, 4)), cluster_gpus=gpus,
+                                          n_avg=float(rng.integers(1, 4)), elapsed=float(rng.uniform(0, 500)),
+                                          profile=NETWORK if rng.random() < 0.5 else (1.0, 1.0, 1.0, 1.0)), topology)
+            for n in range(int(rng.integers(2, 5)))]
+
+
+def _answered_by_dp(monkeypatch) -> list[bool]:
+    """Spy on the auction's DP hook: one entry per call, True when the DP answered."""
+    calls: list[bool] = []
+
+    def spy(*args, **kwargs):
+        answer = machine_dp(*args, **kwargs)
+        calls.append(answer is not None)
+        return answer
+
+    monkeypatch.setattr(themis, "machine_dp", spy)
+    return calls
+
+
+def _same_as_fresh(result, fresh):
+    assert result.rows == fresh.rows
+    assert result.bundles == fresh.bundles
+    assert result.phi_star == pytest.approx(fresh.phi_star, abs=1e-12)
+    assert result.payments == pytest.approx(fresh.payments, abs=1e-9)
+    assert result.phi_without == pytest.approx(fresh.phi_without, abs=1e-9)
+
+
+def test_exhaustive_auctions_equal_the_highs_path(monkeypatch):
+    """Random exhaustive auctions on three 2-GPU machines: the default auction (the DP where it
+    answers) gives the fresh HiGHS path's allocation, Phi*, Phi*_{-i}, c_i and LP bound."""
+    calls = _answered_by_dp(monkeypatch)
+    topology = GpuTopology(((0, (2,)), (0, (2,)), (1, (2,))))
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        offered = sorted(int(g) for g in rng.choice(6, size=int(rng.integers(1, 5)), replace=False))
+        tables = [exhaustive_bids(b, offered) for b in _random_apps(rng, topology, 6)]
+        fresh = pa_auction(tables, offered, solves="fresh")
+        result = pa_auction(tables, offered)
+        _same_as_fresh(result, fresh)
+        assert result.lp_bound == pytest.approx(fresh.lp_bound, abs=1e-9)
+    assert sum(calls) >= 10 and not all(calls)
+
+
+def test_canonical_auctions_equal_the_highs_path(monkeypatch):
+    """Random canonical auctions (one capacity row per machine) on four 4-GPU machines in two racks."""
+    calls = _answered_by_dp(monkeypatch)
+    topology = GpuTopology(((0, (2, 2)), (0, (2, 2)), (1, (2, 2)), (1, (4,))))
+    for seed in range(40):
+        rng = np.random.default_rng(1000 + seed)
+        offered = sorted(int(g) for g in rng.choice(16, size=int(rng.integers(1, 7)), replace=False))
+        offer = Offer(offered, topology)
+        tables = [canonical_bids(b, offer) for b in _random_apps(rng, topology, 16)]
+        group_of = {g: topology.machine_of(g) for g in offered}
+        fresh = pa_auction(tables, offered, group_of=group_of, lp_bound=False, solves="fresh")
+        _same_as_fresh(pa_auction(tables, offered, group_of=group_of, lp_bound=False), fresh)
+        usage = table_usage(tables, group_of)
+        assert MachineDp(log_values(tables), usage, Counter(group_of.values())).phi_star \
+            == pytest.approx(fresh.phi_star, abs=1e-9)
+    assert sum(calls) >= 10 and not all(calls)
+
+
+def test_only_the_default_path_uses_the_dp(monkeypatch):
+    """The persistent and fresh paths stay HiGHS throughout (the fresh one is the oracle)."""
+    calls = _answered_by_dp(monkeypatch)
+    tables = [[(frozenset(), 2.0), (frozenset({0}), 1.5)], [(frozenset(), 3.0), (frozenset({0}), 1.0)]]
+    pa_auction(tables, [0], solves="fresh")
+    pa_auction(tables, [0], solves="persistent")
+    assert calls == []
+    pa_auction(tables, [0])
+    assert calls == [True]
+
+
+def test_module_constants_keep_the_window_wider_than_the_resolve_tolerances():
+    assert WINDOW > 1e-9 + themis.TIE_GRID + 1e-7
+    assert themis_machine_dp.MAXIMUM_SLACK < 1e-9
