@@ -46,10 +46,12 @@ __all__ = ["AppView", "EventEngine", "EventPolicy", "Holding", "JobInterval", "R
 class AppView:
     """What a policy may know about one active app at a round: its holdings, demand, the work left
     in its current phase (alive jobs) and later phases, its elapsed time, T_id and profile.
-    ``memo`` is the policy's scratch space for its own estimates of this app at this round."""
+    ``memo`` is the policy's scratch space for its own estimates of this app at this round,
+    ``carry`` the same across all rounds of the run (the policy keys what it keeps there by what it
+    depends on)."""
 
     __slots__ = ("_state", "_engine", "index", "app", "start", "elapsed", "holdings", "expired", "unmet",
-                 "service", "memo")
+                 "service", "memo", "carry")
 
     def __init__(self, state: _AppState, engine: EventEngine) -> None:
         self._state = state
@@ -63,6 +65,7 @@ class AppView:
         self.unmet = max(0, state.demand() - len(state.holdings))
         self.service = state.service
         self.memo: dict[object, object] = {}
+        self.carry = state.carry
 
     @property
     def current_work(self) -> tuple[float, ...]:
@@ -154,6 +157,7 @@ class _AppState:
     work: np.ndarray = field(default_factory=lambda: np.zeros(0))      # W_j of the current phase's jobs
     future: tuple[tuple[tuple[float, ...], tuple[int, ...]], ...] = ()   # (work, caps) of the later phases
     alive: tuple[tuple[float, ...], tuple[int, ...]] | None = None   # alive_jobs() until the remaining work changes
+    carry: dict[object, object] = field(default_factory=dict)          # AppView.carry
 
     def enter_phase(self, phase: int) -> None:
         self.phase = phase
