@@ -51,7 +51,7 @@ class AppView:
     depends on)."""
 
     __slots__ = ("_state", "_engine", "index", "app", "start", "elapsed", "holdings", "expired", "unmet",
-                 "service", "memo", "carry")
+                 "service", "memo", "carry", "_t_id")
 
     def __init__(self, state: _AppState, engine: EventEngine) -> None:
         self._state = state
@@ -66,6 +66,7 @@ class AppView:
         self.service = state.service
         self.memo: dict[object, object] = {}
         self.carry = state.carry
+        self._t_id: float | None = None
 
     @property
     def current_work(self) -> tuple[float, ...]:
@@ -88,7 +89,10 @@ class AppView:
 
     @property
     def t_id(self) -> float:
-        return self._engine.t_id(self._state, self._engine.now)
+        """T_id at this round (computed once per view)."""
+        if self._t_id is None:
+            self._t_id = self._engine.t_id(self._state, self._engine.now)
+        return self._t_id
 
 
 @dataclass
@@ -158,6 +162,8 @@ class _AppState:
     future: tuple[tuple[tuple[float, ...], tuple[int, ...]], ...] = ()   # (work, caps) of the later phases
     alive: tuple[tuple[float, ...], tuple[int, ...]] | None = None   # alive_jobs() until the remaining work changes
     carry: dict[object, object] = field(default_factory=dict)          # AppView.carry
+    alive_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))   # jobs with work left
+    alive_caps: tuple[int, ...] = ()
 
     def enter_phase(self, phase: int) -> None:
         self.phase = phase
@@ -181,13 +187,16 @@ class _AppState:
         """(w_j, d_j) of the alive jobs of the current phase, kept while the remaining work stays
         (an app holding no GPUs keeps them from round to round)."""
         if self.alive is None:
-            alive = np.flatnonzero(self.remaining > 0)
-            self.alive = (tuple(self.remaining[alive].tolist()), tuple(self.caps[alive].tolist()))
+            self.alive = (tuple(self.remaining[self.alive_index].tolist()), self.alive_caps)
         return self.alive
 
     def update_demand(self) -> None:
-        """GPUs the app can use now: the caps of its alive jobs (the remaining work changed)."""
-        self.demand_now = int(self.caps[self.remaining > 0].sum())
+        """GPUs the app can use now: the caps of its alive jobs (a job finished or a phase began;
+        between these the alive jobs stay, as a job's work reaches 0 only while it runs and its
+        completion is applied at the same event)."""
+        self.alive_index = np.flatnonzero(self.remaining > 0)
+        self.alive_caps = tuple(self.caps[self.alive_index].tolist())
+        self.demand_now = sum(self.alive_caps)
         self.alive = None
 
     def demand(self) -> int:
