@@ -7,8 +7,9 @@ simulation and of the independent checker, peak memory (max resident set), round
 mean job completion time. Gavel itself needs about 7 CPU minutes for its FTF policy on this trace;
 the goal for ``gavel-ftf`` here is at least 10x less. ``--cpu-limit S`` stops a simulation after S
 CPU seconds and reports how far it got (simulated time, apps finished). HiGHS runs on
-``--solver-threads`` threads (default 1): Themis's auctions are thousands of small MILPs, for which
-HiGHS's default thread pool only adds CPU time spent waiting (the run record is the same).
+``--solver-threads`` threads (default 1, 0 for HiGHS's default; Themis's auctions too, whose own
+default is 1): Themis's auctions are thousands of small MILPs, for which HiGHS's default thread
+pool only adds CPU time spent waiting (the run record is the same).
 
     python benchmarks/gavel_trace.py [--policies gavel-ftf themis tiresias] [--apps N] [--gpus 108]
                                      [--cpu-limit S] [--trace FILE] [--solver-threads 1]
@@ -48,6 +49,8 @@ def one(policy_name: str, apps: int | None, gpus: int, cpu_limit: float | None, 
     set_solver_threads(solver_threads or None)
     inst = generate_gavel(trace=trace, gpus=gpus, apps=apps)
     policy = get_system("themis").policy(policy_name)
+    if hasattr(policy, "solver_threads"):   # Themis's auctions (its own default is 1 thread)
+        policy.solver_threads = solver_threads
     options = SimOptions(lease=getattr(policy, "default_lease", SimOptions.lease))
     engine = EventEngine(inst, policy, options)
     row: dict = {"policy": policy_name, "apps": len(inst.apps), "gpus": inst.num_gpus, "lease": options.lease,

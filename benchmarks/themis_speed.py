@@ -10,8 +10,10 @@ the load.
 Bidders are random single-job or multi-job (successive-halving or concurrent) apps valued by the
 §1.7 estimator (``mlsched.online.themis.rho``) with no holdings; every offered GPU is free.
 
-``--solver-threads N`` runs every HiGHS solve of the process on N threads (default: HiGHS's own
-pool; 1 spares the CPU time the pool spends waiting on these small MILPs, with the same answers).
+``--solver-threads N`` runs every HiGHS solve of the process on N threads, the simulated run's
+auctions included (0: HiGHS's own pool). Without it the benchmark auctions use HiGHS's own pool and
+the simulated run the Themis policy's default, one thread (it spares the CPU time the pool spends
+waiting on these small MILPs, with the same answers; decisions A8b).
 
     python benchmarks/themis_speed.py [--auctions 50] [--bidders 20] [--skip-run | --skip-auctions] [--run-apps N]
                                       [--solver-threads N]
@@ -119,13 +121,14 @@ def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int
     print("  goal median < 100 ms, p95 < 500 ms; paper (Gurobi) median 354 ms, p95 1398 ms")
 
 
-def full_run(apps: int | None, lease: float) -> None:
+def full_run(apps: int | None, lease: float, solver_threads: int | None) -> None:
     inst = generate_themis(workload="W1", gpus=64)
     if apps is not None:
         inst = replace(inst, apps=tuple(inst.apps[a] for a in inst.arrival_order[:apps]))
     print(f"Workload 1, {inst.describe()}, Themis f = 0.8, lease {lease:g} s")
     tick, cpu = time.perf_counter(), time.process_time()
-    run = simulate(inst, Themis(), SimOptions(lease=lease))
+    policy = Themis() if solver_threads is None else Themis(solver_threads=solver_threads)
+    run = simulate(inst, policy, SimOptions(lease=lease))
     wall, cpu = time.perf_counter() - tick, time.process_time() - cpu
     s = themis_summary(run)
     print(f"  CPU {cpu:.1f} s, wall {wall:.1f} s, checker included (goal < 60 s); {run.rounds} rounds; per round median {s['round_ms_median']:.2f} ms, "
@@ -144,7 +147,8 @@ def main() -> None:
     parser.add_argument("--skip-auctions", action="store_true", help="only the full simulated run")
     parser.add_argument("--run-apps", type=int, default=None, help="first N W1 apps by arrival (default all)")
     parser.add_argument("--lease", type=float, default=600.0)
-    parser.add_argument("--solver-threads", type=int, default=None, help="HiGHS threads (default: HiGHS's own)")
+    parser.add_argument("--solver-threads", type=int, default=None, help="HiGHS threads (0: HiGHS's own; default: HiGHS's own "
+                        "for the benchmark auctions, the policy's 1 for the run)")
     args = parser.parse_args()
     set_solver_threads(args.solver_threads)
     if not args.skip_auctions:
@@ -152,7 +156,7 @@ def main() -> None:
         auction_times("sim_256, 64 free GPUs drawn at random over its 8 racks", preset("sim_256"), args.auctions,
                       args.bidders, 64)
     if not args.skip_run:
-        full_run(args.run_apps, args.lease)
+        full_run(args.run_apps, args.lease, args.solver_threads)
 
 
 if __name__ == "__main__":

@@ -44,13 +44,43 @@ CROSSED_BOUND_TOL = 1e-6   # HiGHS's bound may sit this far past its own incumbe
 _THREADS: int | None = None   # HiGHS threads of every solve in this process (set_solver_threads)
 
 
+_POOL_THREADS: int | None = None   # the thread count HiGHS's process-wide pool was last started with here
+
+
 def set_solver_threads(threads: int | None) -> None:
     """Run every later HiGHS solve of this process on ``threads`` threads (None: HiGHS's default).
 
-    Sweeps set 1 in each worker when several workers share the cores. HiGHS sizes its thread pool
-    at the first solve of a process, so this takes effect only when called before it."""
+    Sweeps set 1 in each worker when several workers share the cores. HiGHS keeps one thread pool
+    per process and refuses a solve that asks for another thread count than the pool has; the next
+    solve here restarts the pool with the new count (:func:`_pool_for`)."""
     global _THREADS
     _THREADS = threads
+
+
+@contextmanager
+def solver_threads(threads: int | None) -> Iterator[None]:
+    """HiGHS solves inside the block run on ``threads`` threads (None: the process's setting); the
+    process's setting is restored after it."""
+    if threads is None:
+        yield
+        return
+    before = _THREADS
+    set_solver_threads(threads)
+    try:
+        yield
+    finally:
+        set_solver_threads(before)
+
+
+def _pool_for(threads: int | None) -> None:
+    """Restart HiGHS's process-wide thread pool when a solve asks for another thread count than it
+    was last started with here (HiGHS would refuse the solve, or keep the old pool for None)."""
+    global _POOL_THREADS
+    if threads != _POOL_THREADS:
+        import highspy
+
+        highspy.Highs.resetGlobalScheduler(True)
+        _POOL_THREADS = threads
 
 
 
@@ -203,6 +233,7 @@ def solve(
     highs_limit = time_limit if time_limit is None or not verify else time_limit * HIGHS_SHARE_WHEN_VERIFYING
     options: dict[str, Any] = {"mip_rel_gap": mip_gap, "mip_abs_gap": 0.0, "presolve": "on" if presolve else "off"}
     threads = _THREADS if threads is None else threads
+    _pool_for(threads)
     if threads is not None:
         options["threads"] = threads
     if node_limit is not None:
@@ -592,6 +623,7 @@ def exact_highs(time_limit: float | None, *, presolve: bool = True) -> Any:
         h.setOptionValue("presolve", "off")
     h.setOptionValue("mip_rel_gap", 0.0)
     h.setOptionValue("mip_abs_gap", 0.0)
+    _pool_for(_THREADS)
     if _THREADS is not None:
         h.setOptionValue("threads", _THREADS)
     if time_limit is not None:

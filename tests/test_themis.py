@@ -539,3 +539,25 @@ def test_the_w1_run_s_first_tied_auction_resolves_alike_on_every_path():
             assert c == pytest.approx(min(1.0, math.exp(top - phi[i][result.rows[i]] - without)), abs=1e-9)
         assert result.rows == results["fresh"].rows
         assert result.payments == pytest.approx(results["fresh"].payments, abs=1e-12)
+
+
+def test_auction_solves_switch_thread_counts_within_one_process():
+    """HiGHS keeps one thread pool per process and refuses a solve asking for another thread
+    count; the auction gives the same answer on 2, 1 and 2 threads in turn, and the process's
+    setting is restored after each block."""
+    from mlsched import solve
+
+    app = App((Phase((400.0, 300.0), (2, 2)),), t_id=100.0, profile=NETWORK)
+    other = App((Phase((900.0,), (4,)),), t_id=300.0, profile=NETWORK)
+    offered = [0, 1, 2, 4, 5]
+    bidders = [Bidder("a", lambda b: rho(app, sorted(b), SIXTEEN), 4),
+               Bidder("b", lambda b: rho(other, sorted(b), SIXTEEN), 4)]
+    before = solve._THREADS
+    outcomes = []
+    for threads in (2, 1, 2):
+        with solve.solver_threads(threads):
+            result = pa_auction([exhaustive_bids(b, offered) for b in bidders], offered)
+        assert solve._THREADS == before
+        outcomes.append((result.phi_star, result.bundles, result.payments))
+    assert outcomes[0] == outcomes[1] == outcomes[2]
+    assert any(outcomes[0][1])

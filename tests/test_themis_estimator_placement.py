@@ -4,13 +4,16 @@ GPUs), and the count-only auction path is chosen from what an app reports."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import ThemisApp, ThemisInstance, ThemisJob
-from mlsched.online.themis.policy import count_only, lie_profile
-from mlsched.online.themis.rho import App, Phase, rho
+from mlsched.instance.generators.themis import generate_themis
+from mlsched.online.themis.policy import Themis, count_only, lie_profile
+from mlsched.online.themis.rho import App, Phase, estimate, rho, view_rho, view_rho_bounds
 from mlsched.sim.event_engine import SimOptions, simulate
 
 # one rack; machine 0 holds GPU 0, machine 1 holds GPUs 1 and 2 in one slot
@@ -103,3 +106,50 @@ def test_split_follows_the_largest_w_over_g_rule():
         caps = rng.integers(1, 7, n).tolist()
         k = int(rng.integers(n, 40))
         assert split(work, caps, k) == by_definition(work, caps, k)
+
+
+class ComparingThemis(Themis):
+    """Themis that, before each round, prices random bundles of every active app through the
+    cached path (view_rho with its kept times, count-keyed for count-only apps; and its bounds)
+    and through the plain estimator (rho of a fresh estimate), and records every disagreement."""
+
+    name = "themis"
+
+    def __init__(self, seed: int, **options) -> None:
+        super().__init__(**options)
+        self.draw = np.random.default_rng(seed)
+        self.checked = 0
+        self.kept_hits = 0
+        self.disagreements: list[tuple[float, int, tuple[int, ...]]] = []
+
+    def round(self, view):
+        topology = self.instance.topology
+        for app in view.apps:
+            profile, flat = self._reported(app), count_only(app, self._reported(app))
+            kept = app.carry.get("times")
+            for _ in range(3):
+                size = int(self.draw.integers(0, len(view.free) + 1))
+                bundle = frozenset(self.draw.choice(view.free, size=size, replace=False).tolist()) if size else frozenset()
+                gpus = app.holdings | bundle
+                if kept is not None and gpus and (len(gpus) if flat else gpus) in kept[1]:
+                    self.kept_hits += 1
+                plain = rho(estimate(app, profile), sorted(gpus), topology)
+                cached = view_rho(app, topology, bundle, profile, count_only=flat)
+                low, high = view_rho_bounds(app, topology, bundle, profile, count_only=flat)
+                self.checked += 1
+                if not (cached == plain and low <= plain <= high):
+                    self.disagreements.append((view.now, app.index, tuple(sorted(gpus))))
+        return super().round(view)
+
+
+@pytest.mark.parametrize("workload,lies", [("W1", {}), ("W2", {3: 0.3, 5: 0.2})])
+def test_kept_estimates_equal_the_plain_estimator_on_simulated_states(workload, lies):
+    """The estimates an app keeps from round to round (by GPU set, by count for count-only apps)
+    equal the plain estimator's on the states of a contended run, liars included."""
+    base = generate_themis(workload=workload, gpus=16, apps=24)
+    inst = replace(base, topology=GpuTopology.uniform(racks=2, machines_per_rack=2, slots_per_machine=2,
+                                                      gpus_per_slot=2))
+    policy = ComparingThemis(seed=3, lies=lies)
+    run = simulate(inst, policy, SimOptions(lease=60.0))
+    assert run.rounds > 20 and policy.checked > 200 and policy.kept_hits > 20
+    assert policy.disagreements == []

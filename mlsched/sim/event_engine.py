@@ -46,10 +46,12 @@ __all__ = ["AppView", "EventEngine", "EventPolicy", "Holding", "JobInterval", "R
 class AppView:
     """What a policy may know about one active app at a round: its holdings, demand, the work left
     in its current phase (alive jobs) and later phases, its elapsed time, T_id and profile.
-    ``memo`` is the policy's scratch space for its own estimates of this app at this round."""
+    ``memo`` is the policy's scratch space for its own estimates of this app at this round,
+    ``carry`` the same across all rounds of the run (the policy keys what it keeps there by what it
+    depends on)."""
 
     __slots__ = ("_state", "_engine", "index", "app", "start", "elapsed", "holdings", "expired", "unmet",
-                 "service", "memo")
+                 "service", "memo", "carry", "_t_id")
 
     def __init__(self, state: _AppState, engine: EventEngine) -> None:
         self._state = state
@@ -63,6 +65,8 @@ class AppView:
         self.unmet = max(0, state.demand() - len(state.holdings))
         self.service = state.service
         self.memo: dict[object, object] = {}
+        self.carry = state.carry
+        self._t_id: float | None = None
 
     @property
     def current_work(self) -> tuple[float, ...]:
@@ -85,7 +89,10 @@ class AppView:
 
     @property
     def t_id(self) -> float:
-        return self._engine.t_id(self._state, self._engine.now)
+        """T_id at this round (computed once per view)."""
+        if self._t_id is None:
+            self._t_id = self._engine.t_id(self._state, self._engine.now)
+        return self._t_id
 
 
 @dataclass
@@ -154,6 +161,9 @@ class _AppState:
     work: np.ndarray = field(default_factory=lambda: np.zeros(0))      # W_j of the current phase's jobs
     future: tuple[tuple[tuple[float, ...], tuple[int, ...]], ...] = ()   # (work, caps) of the later phases
     alive: tuple[tuple[float, ...], tuple[int, ...]] | None = None   # alive_jobs() until the remaining work changes
+    carry: dict[object, object] = field(default_factory=dict)          # AppView.carry
+    alive_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))   # jobs with work left
+    alive_caps: tuple[int, ...] = ()
 
     def enter_phase(self, phase: int) -> None:
         self.phase = phase
@@ -177,13 +187,16 @@ class _AppState:
         """(w_j, d_j) of the alive jobs of the current phase, kept while the remaining work stays
         (an app holding no GPUs keeps them from round to round)."""
         if self.alive is None:
-            alive = np.flatnonzero(self.remaining > 0)
-            self.alive = (tuple(self.remaining[alive].tolist()), tuple(self.caps[alive].tolist()))
+            self.alive = (tuple(self.remaining[self.alive_index].tolist()), self.alive_caps)
         return self.alive
 
     def update_demand(self) -> None:
-        """GPUs the app can use now: the caps of its alive jobs (the remaining work changed)."""
-        self.demand_now = int(self.caps[self.remaining > 0].sum())
+        """GPUs the app can use now: the caps of its alive jobs (a job finished or a phase began;
+        between these the alive jobs stay, as a job's work reaches 0 only while it runs and its
+        completion is applied at the same event)."""
+        self.alive_index = np.flatnonzero(self.remaining > 0)
+        self.alive_caps = tuple(self.caps[self.alive_index].tolist())
+        self.demand_now = sum(self.alive_caps)
         self.alive = None
 
     def demand(self) -> int:

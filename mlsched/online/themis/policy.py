@@ -10,6 +10,10 @@ the leftover goes to the other apps at random (§2.6). Leases are the simulator'
 their GPUs, +inf for an app whose every lease just ended; ``"running"`` reports the rho of the
 allocation the app was running on, expired GPUs included (decisions: Themis, rho_cur).
 
+The auctions' HiGHS solves run on ``solver_threads`` threads (default 1; None: the process's
+setting, :func:`mlsched.solve.set_solver_threads`), the process's setting restored after each round
+(decisions: A8b).
+
 Lies (Fig. 18, §5.7): an app in ``lies`` with factor X reports S' = S (1 + X) for placements of
 level >= 2 and S' = max(0.05, S (1 - X)) for level <= 1, in its bids and in its step-1 reports.
 """
@@ -27,8 +31,10 @@ from mlsched.online.themis.arbiter import REALIZATIONS, RoundApp, arbiter_round
 from mlsched.online.themis.bids import AUCTION_MODES, BIDS_MAX, auction_for
 from mlsched.online.themis.rho import surely_finite, view_rho, view_rho_bounds
 from mlsched.sim.event_engine import AppView, RoundView, SimOptions
+from mlsched.solve import solver_threads
 
 CURRENT_RHO = ("holdings", "running")
+SOLVER_THREADS = 1   # HiGHS threads of the auctions' solves (A8b): the pool's idle wait costs more than it saves
 
 
 def lie_profile(profile: Sequence[float], factor: float) -> tuple[float, ...]:
@@ -50,7 +56,8 @@ class Themis:
 
     def __init__(self, *, fairness_knob: float = 0.8, realization: str = "stochastic", seed: int = 0,
                  auction: str = "auto", bids_max: int = BIDS_MAX, cap_participants: bool = True,
-                 lies: Mapping[int, float] | None = None, current_rho: str = "holdings") -> None:
+                 lies: Mapping[int, float] | None = None, current_rho: str = "holdings",
+                 solver_threads: int | None = SOLVER_THREADS) -> None:
         if realization not in REALIZATIONS:
             raise UsageError(f"unknown realisation {realization!r}; choose one of {', '.join(REALIZATIONS)}")
         if auction not in AUCTION_MODES:
@@ -67,6 +74,7 @@ class Themis:
         self.bids_max = bids_max
         self.cap_participants = cap_participants
         self.lies = dict(lies or {})
+        self.solver_threads = solver_threads
 
     def start(self, instance: ThemisInstance, options: SimOptions) -> None:
         self.instance = instance
@@ -79,23 +87,33 @@ class Themis:
         factor = self.lies.get(app.index)
         return None if factor is None else lie_profile(app.app.profile, factor)
 
+    def _count_only(self, app: AppView) -> bool:
+        """:func:`count_only` on the app's report, kept in its carry (it depends on the app and its lie only)."""
+        known = app.carry.get("count_only")
+        if known is None:
+            known = app.carry["count_only"] = count_only(app, self._reported(app))
+        return known  # type: ignore[return-value]
+
     def round(self, view: RoundView) -> dict[int, frozenset[int]]:
         topology = self.instance.topology
         round_apps = []
         for app in view.apps:
-            profile = self._reported(app)
-            bidder = Bidder(str(app.index), lambda b, app=app, p=profile: view_rho(app, topology, b, p), app.unmet)
+            profile, flat = self._reported(app), self._count_only(app)
+            bidder = Bidder(str(app.index), lambda b, app=app, p=profile, c=flat: view_rho(app, topology, b, p, count_only=c),
+                            app.unmet)
             running = app.expired if self.current_rho == "running" else frozenset()
             finite = surely_finite(app, running)
-            round_apps.append(RoundApp(bidder, lambda app=app, r=running, p=profile: view_rho(app, topology, r, p),
+            round_apps.append(RoundApp(bidder,
+                                       lambda app=app, r=running, p=profile, c=flat: view_rho(app, topology, r, p, count_only=c),
                                        app.start, finite,
-                                       (lambda app=app, r=running, p=profile: view_rho_bounds(app, topology, r, p))
-                                       if finite else None))
-        run = auction_for(self.auction_mode, self.instance.topology,
-                          lambda i: count_only(view.apps[i], self._reported(view.apps[i])),
+                                       (lambda app=app, r=running, p=profile, c=flat:
+                                        view_rho_bounds(app, topology, r, p, count_only=c)) if finite else None))
+        run = auction_for(self.auction_mode, self.instance.topology, lambda i: self._count_only(view.apps[i]),
                           bids_max=self.bids_max)
-        outcome = arbiter_round(round_apps, view.free, fairness_knob=self.fairness_knob, realization=self.realization,
-                                seed=self.rng, auction=run, cap_participants=self.cap_participants)
+        with solver_threads(self.solver_threads):
+            outcome = arbiter_round(round_apps, view.free, fairness_knob=self.fairness_knob,
+                                    realization=self.realization, seed=self.rng, auction=run,
+                                    cap_participants=self.cap_participants)
         if outcome.auction is not None and len(outcome.participants) > 1:
             self.stats["auctions"] += 1
             self.stats[f"{outcome.auction.mode}_auctions"] += 1

@@ -30,6 +30,8 @@ from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis_physics import assign, lpt_makespan, slowdown, speed, split
 from mlsched.sim.event_engine import AppView
 
+KEPT_TIMES_MAX = 4096   # estimates an app keeps across rounds before they are dropped
+
 
 @dataclass(frozen=True)
 class Phase:
@@ -88,12 +90,16 @@ def placement_score(app: App, gpus: Sequence[int], topology: GpuTopology) -> flo
     return float(np.mean([1.0 / s for _, s, _ in placement(phase, gpus, topology, app.profile, app.speeds)]))
 
 
+def time_left(app: App, gpus: Sequence[int], topology: GpuTopology) -> float:
+    """T_sh(G) - elapsed: the sum of the phase times under G."""
+    return sum(phase_time(p, gpus, topology, app.profile, app.speeds) for p in app.phases)
+
+
 def rho(app: App, gpus: Sequence[int], topology: GpuTopology) -> float:
     """rho(G) of §1.5: (elapsed + sum of phase times under G) / T_id; +inf for no GPUs."""
     if len(gpus) == 0:
         return math.inf
-    total = app.elapsed + sum(phase_time(p, gpus, topology, app.profile, app.speeds) for p in app.phases)
-    return total / app.t_id
+    return (app.elapsed + time_left(app, gpus, topology)) / app.t_id
 
 
 def rho_bounds(app: App, gpus: Sequence[int], topology: GpuTopology) -> tuple[float, float]:
@@ -151,24 +157,52 @@ def estimate(view: AppView, profile: Sequence[float] | None = None) -> App:
     return view.memo[key]  # type: ignore[return-value]
 
 
+def _kept_times(view: AppView, reported: tuple[float, ...] | None) -> dict[object, float]:
+    """:func:`time_left` of the app's estimates by GPU set (or count), kept in the view's carry from
+    round to round while the estimate's inputs other than elapsed and T_id stay: the alive jobs'
+    work and caps, the later phases and the reported profile (an app holding no GPUs keeps them).
+    Emptied when it grows past KEPT_TIMES_MAX entries."""
+    times = view.memo.get(("times", reported))
+    if times is None:
+        state = (view.current_work, view.current_caps, view.future_phases, reported)
+        kept = view.carry.get("times")
+        if kept is None or kept[0] != state or len(kept[1]) > KEPT_TIMES_MAX:
+            kept = view.carry["times"] = (state, {})
+        times = view.memo[("times", reported)] = kept[1]
+    return times  # type: ignore[return-value]
+
+
 def view_rho(view: AppView, topology: GpuTopology, bundle: frozenset[int] = frozenset(),
-             profile: Sequence[float] | None = None) -> float:
+             profile: Sequence[float] | None = None, *, count_only: bool = False) -> float:
     """rho_i(H_i U bundle) (§1.5) of an active app as its agent estimates it; +inf without GPUs.
-    Cached in the view's memo (the auction asks for the same GPU set many times in a round)."""
+    Cached in the view's memo (the auction asks for the same GPU set many times in a round), and
+    its time left by GPU set across rounds (:func:`_kept_times`); ``count_only`` (the app's rho
+    depends on its GPU count only, :func:`mlsched.online.themis.policy.count_only`) keys that time
+    by the number of GPUs. rho = (elapsed + time left) / T_id, the same float operations as
+    :func:`rho` on :func:`estimate`."""
     gpus = view.holdings | bundle
     if not gpus:
         return math.inf
-    key = ("rho", gpus, tuple(profile) if profile is not None else None)
+    reported = tuple(profile) if profile is not None else None
+    key = ("rho", gpus, reported)
     if key not in view.memo:
-        view.memo[key] = rho(estimate(view, profile), sorted(gpus), topology)
+        times = _kept_times(view, reported)
+        shape = len(gpus) if count_only else gpus
+        spent = times.get(shape)
+        if spent is None:
+            spent = times[shape] = time_left(estimate(view, profile), sorted(gpus), topology)
+        view.memo[key] = (view.elapsed + spent) / view.t_id
     return view.memo[key]  # type: ignore[return-value]
 
 
 def view_rho_bounds(view: AppView, topology: GpuTopology, bundle: frozenset[int] = frozenset(),
-                    profile: Sequence[float] | None = None) -> tuple[float, float]:
-    """Bounds on :func:`view_rho` (exact when it is already known): :func:`rho_bounds`."""
+                    profile: Sequence[float] | None = None, *, count_only: bool = False) -> tuple[float, float]:
+    """Bounds on :func:`view_rho` (exact when it or its time left is already known): :func:`rho_bounds`."""
     gpus = view.holdings | bundle
-    known = view.memo.get(("rho", gpus, tuple(profile) if profile is not None else None))
+    reported = tuple(profile) if profile is not None else None
+    known = view.memo.get(("rho", gpus, reported))
+    if known is None and gpus and (len(gpus) if count_only else gpus) in _kept_times(view, reported):
+        known = view_rho(view, topology, bundle, profile, count_only=count_only)
     if known is not None:
         return known, known  # type: ignore[return-value]
     return rho_bounds(estimate(view, profile), sorted(gpus), topology)
