@@ -42,8 +42,6 @@ HIGHS_SHARE_WHEN_VERIFYING = 0.5   # of a time limit, when a verifier must run w
 MIN_VERIFY_SECONDS = 1.0   # the verifier's floor when HiGHS used up the limit (the stated overshoot)
 CROSSED_BOUND_TOL = 1e-6   # HiGHS's bound may sit this far past its own incumbent (its tolerances are 1e-7..1e-6)
 _THREADS: int | None = None   # HiGHS threads of every solve in this process (set_solver_threads)
-
-
 _POOL_THREADS: int | None = None   # the thread count HiGHS's process-wide pool was last started with here
 
 
@@ -81,7 +79,6 @@ def _pool_for(threads: int | None) -> None:
 
         highspy.Highs.resetGlobalScheduler(True)
         _POOL_THREADS = threads
-
 
 
 class Status(str, Enum):
