@@ -336,7 +336,7 @@ def exact_themis(instance: ThemisInstance, *, variant: str = "o1", relax: bool =
                        sum(r.solve_seconds for r in result.reports), first.solver, relaxed=relax,
                        message=result.message, verified=first.verified, verifier=first.verifier,
                        verifier_objective=first.verifier_objective, verifier_bound=first.verifier_bound,
-                       bound_source=first.bound_source, schedule=result)
+                       bound_source=result.bound_source if result.bound is not None else None, schedule=result)
 
 
 ASTRAEA_VARIANTS = ("admission", "all-jobs", "ub-pool")

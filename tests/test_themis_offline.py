@@ -403,3 +403,34 @@ def test_an_unbuilt_o1_is_the_interval_of_apps_alone_and_fifo(seed, monkeypatch)
     assert not check_schedule(data, _as_schedule(result))
     with pytest.raises(UsageError, match="not built"):
         solve_offline(inst, t_id=tid, slot=float(slot), relax=True)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_milp_stopped_without_a_bound_gets_the_bound_of_apps_alone(seed, monkeypatch):
+    """When HiGHS stops before it has a bound (the FIFO start still its incumbent), O1's interval
+    takes the apps-alone bound, labelled, and it holds the optimum the full solve proves."""
+    import dataclasses
+
+    import mlsched.formulations.themis_offline as offline
+
+    machines, apps, t_id, slot, _ = random_case(seed)
+    inst = make_instance(machines, [make_app(f"a{i}", a, w, d, s, s3) for i, (a, w, d, s, s3) in enumerate(apps)])
+    tid = [float(v) for v in t_id]
+    proven = solve_offline(inst, t_id=tid, slot=float(slot))
+    assert proven.status is Status.OPTIMAL and proven.bound_source == "milp"
+    real_solve = offline.solve
+
+    def stopped(built, **kwargs):
+        report = real_solve(built, **kwargs)
+        return dataclasses.replace(report, status=Status.FEASIBLE, bound=None, bound_source=None)
+
+    monkeypatch.setattr(offline, "solve", stopped)
+    result = solve_offline(inst, t_id=tid, slot=float(slot))
+    data = offline_data(inst, slot=float(slot))
+    assert result.bound_source == "apps alone"
+    assert result.bound == pytest.approx(min(offline.alone_bound(data, np.array(tid)), result.max_rho), rel=1e-12)
+    assert result.bound <= proven.max_rho + 1e-9 <= result.max_rho + 2e-9
+    if result.bound == pytest.approx(result.max_rho, rel=1e-9):
+        assert result.status is Status.OPTIMAL and "apps alone" in result.message
+    else:
+        assert result.status is Status.FEASIBLE

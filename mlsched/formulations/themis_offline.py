@@ -475,7 +475,7 @@ def _fifo_interval(data: OfflineData, t_id: np.ndarray, horizon: int, cells: int
         report = SolveReport(Status.NO_SOLUTION, None, bound, None, 0.0, 0.0, "none", False, message=message,
                              bound_source="apps alone")
         return OfflineResult(Status.NO_SOLUTION, None, bound, None, None, None, horizon, data.arrival, t_id,
-                             {}, 0.0, message, [report])
+                             {}, 0.0, message, [report], bound_source="apps alone")
     max_rho = float(np.max((start.completion - data.arrival) / t_id))
     bound = min(bound, max_rho)
     gap = relative_gap(max_rho, bound)
@@ -483,7 +483,7 @@ def _fifo_interval(data: OfflineData, t_id: np.ndarray, horizon: int, cells: int
     report = SolveReport(status, max_rho, bound, gap, 0.0, 0.0, "none", False, message=message,
                          bound_source="apps alone", schedule=start)
     return OfflineResult(status, max_rho, bound, gap, start.completion, start.gpus, horizon, data.arrival, t_id,
-                         {}, 0.0, message, [report])
+                         {}, 0.0, message, [report], bound_source="apps alone")
 
 
 def fifo_start(data: OfflineData, horizon: int) -> OfflineSchedule | None:
@@ -512,6 +512,7 @@ class OfflineResult:
     solve_seconds: float
     message: str = ""
     reports: list[SolveReport] = field(default_factory=list, repr=False)
+    bound_source: str | None = None    # what ``bound`` is: the solver's ("milp") or "apps alone"
 
     @property
     def rho(self) -> np.ndarray | None:
@@ -555,15 +556,19 @@ def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
     if start is not None:           # FIFO's schedule is HiGHS's first incumbent: a finite max rho from the start
         built.load_start(start)
     first = solve(built, time_limit=budget.share(), verify=False if relax else verify, warm_start=start is not None)
-    if relax or not first.has_solution:
-        bound = first.objective if relax else first.bound
-        return OfflineResult(first.status, None, bound, None, None, None, solve_seconds=first.solve_seconds,
-                             message=first.message, reports=[first], **common)
-    reports = [first]
-    schedule: OfflineSchedule = first.schedule
-    status, message, bound = first.status, first.message, first.bound
+    if relax:
+        return OfflineResult(first.status, None, first.objective, None, None, None, solve_seconds=first.solve_seconds,
+                             message=first.message, reports=[first], bound_source=first.bound_source, **common)
+    bound = first.bound
     if not lexicographic and bound is not None:
         bound -= TIEBREAK * data.num_apps * data.slot * horizon      # C_i <= Delta H by (11)-(12)
+    bound, bound_source = _with_alone_bound(data, tid, bound, proven=first.status is Status.OPTIMAL)
+    if not first.has_solution:
+        return OfflineResult(first.status, None, bound, None, None, None, solve_seconds=first.solve_seconds,
+                             message=first.message, reports=[first], bound_source=bound_source, **common)
+    reports = [first]
+    schedule: OfflineSchedule = first.schedule
+    status, message = first.status, first.message
     if lexicographic and first.status is Status.OPTIMAL:
         rho_star = float(first.objective)
         m.obj.deactivate()
@@ -582,6 +587,20 @@ def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
     gap = relative_gap(max_rho, bound)
     if status is Status.OPTIMAL and gap is not None and gap > 1e-9:
         status, message = Status.FEASIBLE, f"max rho is known within relative gap {gap:.3g}"
+    elif status is Status.FEASIBLE and gap is not None and gap <= 1e-9:   # the stopped MILP's max rho meets the bound
+        status, message = Status.OPTIMAL, f"max rho meets the bound of {bound_source} ({message})"
     return OfflineResult(status, max_rho, bound, gap, schedule.completion, schedule.gpus,
                          solve_seconds=sum(r.solve_seconds for r in reports), message=message, reports=reports,
-                         **common)
+                         bound_source=bound_source, **common)
+
+
+def _with_alone_bound(data: OfflineData, t_id: np.ndarray, bound: float | None, *,
+                      proven: bool) -> tuple[float | None, str | None]:
+    """O1's lower bound and its source: the MILP's own, or :func:`alone_bound` where the MILP stopped
+    with none or a weaker one (a proven optimum keeps its bound)."""
+    if proven:
+        return bound, "milp"
+    alone = alone_bound(data, t_id)
+    if bound is None or alone > bound:
+        return alone, "apps alone"
+    return bound, "milp"
