@@ -29,6 +29,8 @@ from mlsched.sim.schedule import ClusterSchedule
 from mlsched.sim.tenant_slots import SlotRun
 from mlsched.solve import (
     EXACT_REL_GAP,
+    HARD_STOP_GRACE,
+    HIGHS_PROBING_RULE,
     Built,
     VERIFY_MAX_INTEGERS,
     SolveReport,
@@ -61,8 +63,6 @@ CROSS_CHECK_TOLERANCE = 1e-6
 # start, up to 20 s past the limit), so MILPs above LARGE_COLUMNS columns run without probing, in a
 # child process ended HARD_STOP_GRACE seconds after their limit.
 LARGE_COLUMNS = 100_000
-HIGHS_PROBING_RULE = 1 << 15   # probing's bit in HiGHS's presolve_rule_off
-HARD_STOP_GRACE = 2.0
 
 
 def exact_oasis(instance: ClusterJobsInstance, *, variant: str = "paper", relax: bool = False,
@@ -336,7 +336,8 @@ def exact_themis(instance: ThemisInstance, *, variant: str = "o1", relax: bool =
                        sum(r.solve_seconds for r in result.reports), first.solver, relaxed=relax,
                        message=result.message, verified=first.verified, verifier=first.verifier,
                        verifier_objective=first.verifier_objective, verifier_bound=first.verifier_bound,
-                       bound_source=result.bound_source if result.bound is not None else None, schedule=result)
+                       bound_source=result.bound_source if result.bound is not None else None, steps=result.steps,
+                       schedule=result)
 
 
 ASTRAEA_VARIANTS = ("admission", "all-jobs", "ub-pool")

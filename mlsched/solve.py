@@ -552,8 +552,11 @@ def highs_file_solve(h: Any, name: str) -> FileSolve:
 class ArrayProgram:
     """A linear program in arrays for HiGHS's direct interface (hot per-round re-solves where
     Pyomo's per-solve overhead dominates; the Pyomo model stays the inspectable form):
-    optimise ``cost @ x`` s.t. ``row_lower <= A x <= row_upper`` and ``col_lower <= x <= col_upper``,
-    with A in compressed-column form (``a_start``, ``a_index``, ``a_value``)."""
+    optimise ``cost @ x + offset`` s.t. ``row_lower <= A x <= row_upper`` and
+    ``col_lower <= x <= col_upper``, with A in compressed-column form (``a_start``, ``a_index``,
+    ``a_value``). ``integer`` False is the LP (every column continuous); True makes the columns
+    integer, all of them or, when ``integer_columns`` is given, those it marks (a mixed program;
+    ``replace(program, integer=False)`` is still its LP relaxation)."""
 
     cost: np.ndarray
     col_lower: np.ndarray
@@ -565,6 +568,22 @@ class ArrayProgram:
     a_value: np.ndarray
     integer: bool = True
     sense: str = "max"
+    integer_columns: np.ndarray | None = None   # bool per column, read only when ``integer``
+    offset: float = 0.0
+
+    @property
+    def integrality(self) -> np.ndarray:
+        """Per column: True where the column is integer."""
+        if not self.integer:
+            return np.zeros(len(self.cost), dtype=bool)
+        if self.integer_columns is None:
+            return np.ones(len(self.cost), dtype=bool)
+        return np.asarray(self.integer_columns, dtype=bool)
+
+    @property
+    def is_mip(self) -> bool:
+        """Some column is integer (HiGHS then reports a MIP bound)."""
+        return bool(self.integrality.any())
 
 
 @contextmanager
@@ -654,8 +673,10 @@ def load_arrays(program: ArrayProgram, *, time_limit: float | None = None, preso
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = program.a_start, program.a_index, program.a_value
     lp.sense_ = highspy.ObjSense.kMaximize if program.sense == "max" else highspy.ObjSense.kMinimize
-    if program.integer:
-        lp.integrality_ = [highspy.HighsVarType.kInteger] * lp.num_col_
+    lp.offset_ = float(program.offset)
+    if program.is_mip:
+        lp.integrality_ = [highspy.HighsVarType.kInteger if integer else highspy.HighsVarType.kContinuous
+                           for integer in program.integrality]
     h.passModel(lp)
     return h
 
@@ -678,21 +699,26 @@ def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, pres
     info = h.getInfo()
     seconds = time.perf_counter() - tick
     if status == highspy.HighsModelStatus.kInfeasible:
-        return SolveReport(Status.INFEASIBLE, None, None, None, 0.0, seconds, solver="highs", relaxed=not program.integer)
+        return SolveReport(Status.INFEASIBLE, None, None, None, 0.0, seconds, solver="highs", relaxed=not program.is_mip)
     if info.primal_solution_status == 0:
-        bound = info.mip_dual_bound if program.integer and abs(info.mip_dual_bound) < highspy.kHighsInf else None
+        bound = info.mip_dual_bound if program.is_mip and abs(info.mip_dual_bound) < highspy.kHighsInf else None
         return SolveReport(Status.NO_SOLUTION, None, bound, None, 0.0, seconds, solver="highs",
-                           relaxed=not program.integer, bound_source=None if bound is None else "milp",
+                           relaxed=not program.is_mip, bound_source=None if bound is None else "milp",
                            message="stopped without a solution")
     objective = info.objective_function_value
-    bound = info.mip_dual_bound if program.integer else objective
-    bound = settle_crossed_bound(program.sense, objective, bound)
+    bound = finite(info.mip_dual_bound) if program.is_mip else objective   # None: stopped before a bound
+    if bound is not None:
+        bound = settle_crossed_bound(program.sense, objective, bound)
     gap = relative_gap(objective, bound)
     proven = status == highspy.HighsModelStatus.kOptimal and (gap is None or gap <= EXACT_REL_GAP)
     return SolveReport(Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound, gap, 0.0, seconds,
-                       solver="highs", relaxed=not program.integer, bound_source="milp",
+                       solver="highs", relaxed=not program.is_mip, bound_source=None if bound is None else "milp",
                        message="" if proven else f"stopped ({h.modelStatusToString(status)}) with gap {gap if gap is not None else float('nan'):.3g}",
                        schedule=np.array(h.getSolution().col_value))
+
+
+HARD_STOP_GRACE = 2.0   # seconds a deadline child may run past its limit before it is ended
+HIGHS_PROBING_RULE = 1 << 15   # probing's bit in HiGHS's presolve_rule_off
 
 
 def solve_arrays_by_deadline(program: ArrayProgram, *, time_limit: float, grace: float,
@@ -727,7 +753,7 @@ def solve_arrays_by_deadline(program: ArrayProgram, *, time_limit: float, grace:
             child.communicate()
             message = f"HiGHS had not stopped {grace:g} s after its time limit and was ended"
     return SolveReport(Status.NO_SOLUTION, None, None, None, 0.0, time.perf_counter() - tick, "highs",
-                       relaxed=not program.integer, message=message)
+                       relaxed=not program.is_mip, message=message)
 
 
 def solve_arrays_child() -> None:
@@ -739,7 +765,7 @@ def solve_arrays_child() -> None:
     set_solver_threads(threads)
     left = deadline - time.monotonic()
     if left <= 0:
-        report = SolveReport(Status.NO_SOLUTION, None, None, None, 0.0, 0.0, "highs", relaxed=not program.integer,
+        report = SolveReport(Status.NO_SOLUTION, None, None, None, 0.0, 0.0, "highs", relaxed=not program.is_mip,
                              message="the time limit had passed when HiGHS's process was ready")
     else:
         report = solve_arrays(program, time_limit=left, start=start, **options)

@@ -319,32 +319,41 @@ def test_fifo_start_is_a_feasible_o1_solution(seed):
     assert result.status is Status.OPTIMAL and result.max_rho <= fifo_rho + 1e-9
 
 
-def test_a_stopped_o1_solve_keeps_fifo_as_incumbent(monkeypatch):
-    """When HiGHS stops at once (no node explored), the FIFO start is the incumbent: max rho is
-    finite and at most FIFO's."""
+PATHS = pytest.mark.parametrize("verify", [False, True], ids=["arrays", "pyomo model"])
+
+
+def wrap_solver(monkeypatch, verify, wrap):
+    """Replace the first solve's solver of the path ``verify`` selects (the arrays' in-process
+    HiGHS, or the Pyomo model's ``solve``) by ``wrap(real solver)``."""
     import mlsched.formulations.themis_offline as offline
 
-    real_solve = offline.solve
+    name = "solve" if verify else "solve_arrays"
+    monkeypatch.setattr(offline, name, wrap(getattr(offline, name)))
 
-    def stopped(built, **kwargs):
-        return real_solve(built, node_limit=0, **{k: v for k, v in kwargs.items() if k != "node_limit"})
 
-    monkeypatch.setattr(offline, "solve", stopped)
+@PATHS
+def test_a_stopped_o1_solve_keeps_fifo_as_incumbent(verify, monkeypatch):
+    """When HiGHS stops at once (no node explored), the FIFO start is the incumbent: max rho is
+    finite and at most FIFO's."""
+    node_limit = "node_limit" if verify else "mip_max_nodes"
+    wrap_solver(monkeypatch, verify, lambda real: lambda program, **kwargs: real(program, **{**kwargs, node_limit: 0}))
     inst = make_instance([(0, 2), (1, 2)], [make_app(f"a{i}", 5 * i, 40 + 10 * i, 2 + i % 2, 1.5, 2.0)
                                            for i in range(5)])
     data = offline_data(inst, slot=10.0)
     t_id = fifo_t_id(inst, slot=10.0)
     fifo_rho = float(np.max((fifo_completions(data) - data.arrival) / np.array(t_id)))
-    result = solve_offline(inst, t_id=t_id, slot=10.0)
+    result = solve_offline(inst, t_id=t_id, slot=10.0, verify=verify)
     assert result.max_rho is not None and result.max_rho <= fifo_rho + 1e-9
     assert result.bound is None or result.bound <= result.max_rho + 1e-9
 
 
-def test_one_time_limit_covers_o1s_build_and_both_solves(monkeypatch):
+@PATHS
+def test_one_time_limit_covers_o1s_build_and_both_solves(verify, monkeypatch):
     """On a clock that the build advances 3 s and each solve by three quarters of the limit it
     is given, O1's build, first solve and lexicographic re-solve share one 20 s limit; a solve
-    that uses all it got leaves the re-solve the stated floor."""
+    that uses all it got leaves the re-solve the stated floor. Every step is logged."""
     import mlsched.formulations.themis_offline as offline
+    import mlsched.formulations.themis_offline_arrays as offline_arrays
     from mlsched.solve import MIN_VERIFY_SECONDS, TimeBudget
 
     clock = [0.0]
@@ -353,7 +362,8 @@ def test_one_time_limit_covers_o1s_build_and_both_solves(monkeypatch):
         def left(self):
             return None if self.limit is None else self.limit - (clock[0] - self.started)
 
-    real_build, real_solve = offline.build_offline, offline.solve
+    builder = (offline, "build_offline") if verify else (offline_arrays, "build_offline_arrays")
+    real_build = getattr(*builder)
     given = []
 
     def slow_build(*args, **kwargs):
@@ -361,24 +371,30 @@ def test_one_time_limit_covers_o1s_build_and_both_solves(monkeypatch):
         return real_build(*args, **kwargs)
 
     def spending(share):
-        def solve(built, *, time_limit=None, **kwargs):
-            given.append(time_limit)
-            clock[0] += share * time_limit
-            return real_solve(built, **kwargs)
-        return solve
+        def wrap(real):
+            def run(program, *, time_limit=None, **kwargs):
+                given.append(time_limit)
+                clock[0] += share * time_limit
+                return real(program, **kwargs)
+            return run
+        return wrap
 
     monkeypatch.setattr(offline, "TimeBudget", lambda limit: FakeClockBudget(limit, started=clock[0]))
-    monkeypatch.setattr(offline, "build_offline", slow_build)
+    monkeypatch.setattr(*builder, slow_build)
     inst = make_instance([(0, 2), (1, 2)], [make_app(f"a{i}", 5 * i, 40 + 10 * i, 2 + i % 2, 1.5, 2.0)
                                            for i in range(4)])
     t_id = fifo_t_id(inst, slot=10.0)
-    monkeypatch.setattr(offline, "solve", spending(0.75))
-    result = solve_offline(inst, t_id=t_id, slot=10.0, time_limit=20.0)
+    with monkeypatch.context() as patch:
+        wrap_solver(patch, verify, spending(0.75))
+        result = solve_offline(inst, t_id=t_id, slot=10.0, time_limit=20.0, verify=verify)
     assert result.status is Status.OPTIMAL and len(result.reports) == 2
     assert given == pytest.approx([17.0, 17.0 * 0.25])
+    first = "milp and verification" if verify else "milp"
+    assert [step.name for step in result.steps] == ["build", first, "sum-of-completions re-solve"]
+    assert [step.granted for step in result.steps] == pytest.approx([None, 17.0, 17.0 * 0.25])
     given.clear()
-    monkeypatch.setattr(offline, "solve", spending(1.0))
-    solve_offline(inst, t_id=t_id, slot=10.0, time_limit=20.0)
+    wrap_solver(monkeypatch, verify, spending(1.0))
+    solve_offline(inst, t_id=t_id, slot=10.0, time_limit=20.0, verify=verify)
     assert given == pytest.approx([17.0, MIN_VERIFY_SECONDS])
 
 
@@ -405,8 +421,9 @@ def test_an_unbuilt_o1_is_the_interval_of_apps_alone_and_fifo(seed, monkeypatch)
         solve_offline(inst, t_id=tid, slot=float(slot), relax=True)
 
 
+@PATHS
 @pytest.mark.parametrize("seed", range(6))
-def test_a_milp_stopped_without_a_bound_gets_the_bound_of_apps_alone(seed, monkeypatch):
+def test_a_milp_stopped_without_a_bound_gets_the_bound_of_apps_alone(seed, verify, monkeypatch):
     """When HiGHS stops before it has a bound (the FIFO start still its incumbent), O1's interval
     takes the apps-alone bound, labelled, and it holds the optimum the full solve proves."""
     import dataclasses
@@ -416,16 +433,16 @@ def test_a_milp_stopped_without_a_bound_gets_the_bound_of_apps_alone(seed, monke
     machines, apps, t_id, slot, _ = random_case(seed)
     inst = make_instance(machines, [make_app(f"a{i}", a, w, d, s, s3) for i, (a, w, d, s, s3) in enumerate(apps)])
     tid = [float(v) for v in t_id]
-    proven = solve_offline(inst, t_id=tid, slot=float(slot))
+    proven = solve_offline(inst, t_id=tid, slot=float(slot), verify=verify)
     assert proven.status is Status.OPTIMAL and proven.bound_source == "milp"
-    real_solve = offline.solve
 
-    def stopped(built, **kwargs):
-        report = real_solve(built, **kwargs)
-        return dataclasses.replace(report, status=Status.FEASIBLE, bound=None, bound_source=None)
+    def stopped(real):
+        def run(program, **kwargs):
+            return dataclasses.replace(real(program, **kwargs), status=Status.FEASIBLE, bound=None, bound_source=None)
+        return run
 
-    monkeypatch.setattr(offline, "solve", stopped)
-    result = solve_offline(inst, t_id=tid, slot=float(slot))
+    wrap_solver(monkeypatch, verify, stopped)
+    result = solve_offline(inst, t_id=tid, slot=float(slot), verify=verify)
     data = offline_data(inst, slot=float(slot))
     assert result.bound_source == "apps alone"
     assert result.bound == pytest.approx(min(offline.alone_bound(data, np.array(tid)), result.max_rho), rel=1e-12)

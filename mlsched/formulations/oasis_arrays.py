@@ -21,7 +21,7 @@ import numpy as np
 from mlsched.formulations.oasis import (
     DEFAULT_CUTS, chunk_passes, earliest_completion, max_rate, per_server_cap, require_buildable, server_classes)
 from mlsched.formulations.oasis_symmetry import ordered
-from mlsched.formulations.rows import ArrayRows
+from mlsched.formulations.rows import ArrayRows, later_pairs
 from mlsched.instance import ClusterJobsInstance
 from mlsched.instance.cluster_jobs import EPS
 from mlsched.sim.schedule import ClusterSchedule
@@ -153,7 +153,7 @@ def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax
         rows.add(np.concatenate([it_row[yi, yt], it_row[ai, at]]), np.concatenate([y_index[yi, yt, yh], d_index[ai, at]]),
                  np.concatenate([np.ones(n_y), -inst.chunk_time[ai]]), np.zeros(n_it), np.full(n_it, np.inf))
     # (3)+(8) sum_h y_ih(t) - N_i sum_{s >= t} u_i(s) <= 0, where some term exists
-    later_i, later_t, later_s = _pairs_s_ge_t(alive)
+    later_i, later_t, later_s = later_pairs(alive)
     finishing = can_finish[later_i, later_s]
     later_i, later_t, later_s = later_i[finishing], later_t[finishing], later_s[finishing]
     has_last = np.zeros(n_it, dtype=bool)
@@ -201,17 +201,6 @@ def build_arrays(instance: ClusterJobsInstance, *, variant: str = "paper", relax
     return OasisArrays(inst, variant, program, u_index, (y_index[yi, yt, yh], yi, yh, yt),
                        (z_index[zi, zt, zk], zi, zk, zt), d_index, time.perf_counter() - tick, classes,
                        capacity_rows)
-
-
-def _pairs_s_ge_t(alive: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every (i, t, s) with t <= s, both alive: the u-terms of the rows (3)+(8)."""
-    i, t = np.nonzero(alive)
-    horizon = alive.shape[1]
-    counts = horizon - t
-    ii = np.repeat(i, counts)
-    tt = np.repeat(t, counts)
-    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    return ii, tt, tt + offsets
 
 
 def _capacity_rows(rows: ArrayRows, cols: np.ndarray, job: np.ndarray, slot: np.ndarray, server: np.ndarray,

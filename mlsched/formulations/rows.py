@@ -50,3 +50,15 @@ class ArrayRows:
                             row_upper=np.concatenate(self.upper), a_start=matrix.indptr.astype(np.int32),
                             a_index=matrix.indices.astype(np.int32), a_value=matrix.data, integer=integer,
                             sense=sense)
+
+
+def later_pairs(alive: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (i, t, s) with t <= s and both (i, t) and (i, s) alive, for ``alive`` of shape
+    (items, slots) true from some slot on (rows that sum a column over the slots up to, or from, one)."""
+    i, t = np.nonzero(alive)
+    horizon = alive.shape[1]
+    counts = horizon - t
+    ii = np.repeat(i, counts)
+    tt = np.repeat(t, counts)
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    return ii, tt, tt + offsets

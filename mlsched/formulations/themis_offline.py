@@ -69,14 +69,32 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyomo.environ as pyo
 
 from mlsched.errors import UsageError
 from mlsched.instance.themis import ThemisInstance
-from mlsched.solve import Built, SolveReport, Status, TimeBudget, relative_gap, solve
+from mlsched.solve import (
+    HARD_STOP_GRACE,
+    HIGHS_PROBING_RULE,
+    VERIFY_MAX_INTEGERS,
+    ArrayProgram,
+    BudgetStep,
+    Built,
+    SolveReport,
+    Status,
+    TimeBudget,
+    relative_gap,
+    solve,
+    solve_arrays,
+    solve_arrays_by_deadline,
+)
+
+if TYPE_CHECKING:
+    from mlsched.formulations.themis_offline_arrays import OfflineArrays
 
 TIEBREAK = 1e-6            # spec §5.6: minimize rho_max + 1e-6 sum_i C_i
 LEX_TOLERANCE = 1e-9       # relative slack on rho* in the lexicographic re-solve
@@ -86,6 +104,10 @@ MAX_SLOTS = 1_000_000      # the slotted programs' horizon (FIFO's and O1's)
 # 10 apps of W1 (2,710 cells) build and solve in 6 s; 20 apps (810,465 cells over 8,180 slots)
 # took more than 400 s and 2.2 GB in the build alone.
 MAX_BUILD_CELLS = 50_000
+# O1's columns above which a time-limited solve of its arrays runs in a child process ended
+# HARD_STOP_GRACE s after its limit, with LARGE_OPTIONS for HiGHS (see solve_offline).
+LARGE_COLUMNS = 50_000
+LARGE_OPTIONS: dict[str, int] = {"presolve_rule_off": HIGHS_PROBING_RULE}
 
 
 @dataclass(frozen=True)
@@ -128,6 +150,15 @@ class OfflineData:
         if np.unique(self.rack[used]).size <= 1:
             return total / float(self.spread[i])
         return total / float(self.cross_rack[i])
+
+    def rates(self, apps: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """:meth:`rate` of many allocations at once: row n of ``counts`` (shape (n, machines)) held
+        by app ``apps[n]``."""
+        used = counts > 0
+        racks = sum(used[:, self.rack == r].any(axis=1).astype(np.int64) for r in range(self.num_racks))
+        divisor = np.where(used.sum(axis=1) <= 1, 1.0,
+                           np.where(racks <= 1, self.spread[apps], self.cross_rack[apps]))
+        return counts.sum(axis=1) / divisor
 
 
 def offline_data(instance: ThemisInstance, *, slot: float, pool: bool = False) -> OfflineData:
@@ -355,8 +386,7 @@ def build_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
     data = offline_data(instance, slot=slot, pool=pool)
     tid = t_id_vector(data, t_id)
     horizon = default_horizon(data, tid) if horizon is None else int(horizon)
-    if horizon < 1:
-        raise UsageError(f"the horizon must be at least one slot, got {horizon}")
+    _checked_horizon(horizon)
     delta = data.slot
     apps, machines, racks = range(data.num_apps), range(data.num_machines), range(data.num_racks)
     slots = range(horizon)
@@ -456,6 +486,12 @@ def build_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
                  load_start=None if relax else load_start)
 
 
+def _checked_horizon(horizon: int) -> int:
+    if int(horizon) < 1:
+        raise UsageError(f"the horizon must be at least one slot, got {horizon}")
+    return int(horizon)
+
+
 def alone_bound(data: OfflineData, t_id: np.ndarray) -> float:
     """max_i (C_i^alone - a_i) / T_id_i, with C_i^alone the end of the slot in which app i would
     finish holding the best allocation of the whole cluster from its first slot on: no O1
@@ -513,6 +549,7 @@ class OfflineResult:
     message: str = ""
     reports: list[SolveReport] = field(default_factory=list, repr=False)
     bound_source: str | None = None    # what ``bound`` is: the solver's ("milp") or "apps alone"
+    steps: list[BudgetStep] = field(default_factory=list, repr=False)   # the time-limited steps run
 
     @property
     def rho(self) -> np.ndarray | None:
@@ -529,33 +566,43 @@ def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
     docstring); otherwise the spec's single objective rho_max + 1e-6 sum_i C_i, whose optimum can
     sit above the min max rho by at most 1e-6 n Delta H (reported as the bound). ``relax=True``
     solves the LP relaxation with epsilon = 0; its value is the ``bound``, a valid lower bound on
-    O1. The slotted greedy FIFO is the first solve's MIP start, so a time-limited solve always has
-    an incumbent (max rho at most FIFO's). ``time_limit`` covers the build and both solves: the
-    first solve (with its verification) gets what the build left, the re-solve what remains, each
-    solver call at least ``mlsched.solve.MIN_VERIFY_SECONDS`` (the stated overshoot per call);
-    ``verify`` (True or "auto", see :func:`mlsched.solve.solve`) cross-certifies the first solve.
+    O1. The slotted greedy FIFO is the first solve's MIP start and the incumbent's floor, so a
+    time-limited solve always has an incumbent (max rho at most FIFO's) when FIFO finishes within
+    the horizon. ``verify`` (True or "auto", see :func:`mlsched.solve.solve`) cross-certifies the
+    first solve: that solve runs on the Pyomo model of :func:`build_offline`. Every other solve
+    runs on the same program built as arrays (:mod:`mlsched.formulations.themis_offline_arrays`),
+    and above LARGE_COLUMNS columns with a time limit in a child process ended HARD_STOP_GRACE s
+    after its limit (:func:`mlsched.solve.solve_arrays_by_deadline`; a solve ended there has no
+    incumbent of its own, FIFO's schedule and the bound of apps alone stand). ``time_limit``
+    covers the build and both solves: the first solve (with its verification) gets what the build
+    left, the re-solve what remains, each solver call at least ``mlsched.solve.MIN_VERIFY_SECONDS``
+    (the stated overshoot per call); the result's ``steps`` log them.
 
     A program of more than MAX_BUILD_CELLS (app, machine, slot) cells is not built: the interval
     is then [:func:`alone_bound`, FIFO's max rho] (status FEASIBLE; the relaxation is refused)."""
+    from mlsched.formulations import themis_offline_arrays   # here: that module reads this one's data classes
+
     budget = TimeBudget(time_limit)
     data = offline_data(instance, slot=slot, pool=pool)
     tid = t_id_vector(data, t_id)
-    horizon = default_horizon(data, tid) if horizon is None else int(horizon)
+    horizon = default_horizon(data, tid) if horizon is None else _checked_horizon(horizon)
     cells = int(np.maximum(horizon - data.first_slot, 0).sum()) * data.num_machines
     if cells > MAX_BUILD_CELLS:
         if relax:
             raise UsageError(f"{instance.name}: O1 would have {cells:,} (app, machine, slot) cells, more than "
                              f"{MAX_BUILD_CELLS:,}; its relaxation is not built")
         return _fifo_interval(data, tid, horizon, cells)
-    built = build_offline(instance, t_id=t_id, slot=slot, horizon=horizon, relax=relax, pool=pool,
-                          tiebreak=0.0 if (relax or lexicographic) else TIEBREAK)
-    m = built.model
-    data, tid, horizon = m.o1_data, m.o1_t_id, m.o1_horizon
-    common = dict(horizon=horizon, arrival=data.arrival, t_id=tid, size=built.size)
+    tiebreak = 0.0 if (relax or lexicographic) else TIEBREAK
+    with budget.step("build"):
+        arrays = themis_offline_arrays.build_offline_arrays(data, tid, horizon, relax=relax, tiebreak=tiebreak)
+        certify = not relax and (verify is True or (
+            verify == "auto" and arrays.size["integer_variables"] <= VERIFY_MAX_INTEGERS))
+        program: _ModelO1 | _ArraysO1 = _ArraysO1(arrays) if not certify else _ModelO1(build_offline(
+            instance, t_id=tid, slot=slot, horizon=horizon, tiebreak=tiebreak, pool=pool))
+    common = dict(horizon=horizon, arrival=data.arrival, t_id=tid, size=arrays.size, steps=budget.log)
     start = None if relax else fifo_start(data, horizon)
-    if start is not None:           # FIFO's schedule is HiGHS's first incumbent: a finite max rho from the start
-        built.load_start(start)
-    first = solve(built, time_limit=budget.share(), verify=False if relax else verify, warm_start=start is not None)
+    with budget.step("lp relaxation" if relax else "milp and verification" if certify else "milp", 1.0) as seconds:
+        first = program.first(start, seconds)
     if relax:
         return OfflineResult(first.status, None, first.objective, None, None, None, solve_seconds=first.solve_seconds,
                              message=first.message, reports=[first], bound_source=first.bound_source, **common)
@@ -563,25 +610,25 @@ def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
     if not lexicographic and bound is not None:
         bound -= TIEBREAK * data.num_apps * data.slot * horizon      # C_i <= Delta H by (11)-(12)
     bound, bound_source = _with_alone_bound(data, tid, bound, proven=first.status is Status.OPTIMAL)
-    if not first.has_solution:
-        return OfflineResult(first.status, None, bound, None, None, None, solve_seconds=first.solve_seconds,
-                             message=first.message, reports=[first], bound_source=bound_source, **common)
     reports = [first]
-    schedule: OfflineSchedule = first.schedule
+    schedule: OfflineSchedule | None = first.schedule
     status, message = first.status, first.message
-    if lexicographic and first.status is Status.OPTIMAL:
-        rho_star = float(first.objective)
-        m.obj.deactivate()
-        m.keep_rho = pyo.Constraint(expr=m.rho_max <= rho_star * (1 + LEX_TOLERANCE) + LEX_TOLERANCE)
-        m.sum_completion = pyo.Objective(expr=sum(m.C[i] for i in m.C), sense=pyo.minimize)
-        built.load_start(schedule)      # the first optimum is feasible for the re-solve
-        second = solve(built, time_limit=budget.share(), warm_start=True)
+    if start is not None and status in (Status.NO_SOLUTION, Status.FEASIBLE) and (
+            schedule is None or _max_rho(data, tid, schedule) > _max_rho(data, tid, start)):
+        schedule, status = start, Status.FEASIBLE          # a solve stopped without (or above) FIFO's incumbent
+        message = f"{message}; incumbent: FIFO's schedule".lstrip("; ")
+    if schedule is None:
+        return OfflineResult(first.status, None, bound, None, None, None, solve_seconds=first.solve_seconds,
+                             message=first.message, reports=reports, bound_source=bound_source, **common)
+    if lexicographic and status is Status.OPTIMAL:
+        with budget.step("sum-of-completions re-solve", 1.0) as seconds:
+            second = program.resolve(float(first.objective), schedule, seconds)
         reports.append(second)
         if second.has_solution:
             schedule = second.schedule
         else:
             message = f"sum-of-completions re-solve: {second.status.value} {second.message}".strip()
-    max_rho = float(np.max((schedule.completion - data.arrival) / tid))
+    max_rho = _max_rho(data, tid, schedule)
     if bound is not None:
         bound = min(bound, max_rho)
     gap = relative_gap(max_rho, bound)
@@ -592,6 +639,58 @@ def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
     return OfflineResult(status, max_rho, bound, gap, schedule.completion, schedule.gpus,
                          solve_seconds=sum(r.solve_seconds for r in reports), message=message, reports=reports,
                          bound_source=bound_source, **common)
+
+
+def _max_rho(data: OfflineData, t_id: np.ndarray, schedule: OfflineSchedule) -> float:
+    return float(np.max((schedule.completion - data.arrival) / t_id))
+
+
+class _ModelO1:
+    """O1's solves on the Pyomo model (the cross-certified path)."""
+
+    def __init__(self, built: Built) -> None:
+        self.built = built
+
+    def first(self, start: OfflineSchedule | None, seconds: float | None) -> SolveReport:
+        if start is not None:      # FIFO's schedule is HiGHS's first incumbent
+            assert self.built.load_start is not None
+            self.built.load_start(start)
+        return solve(self.built, time_limit=seconds, verify=True, warm_start=start is not None)
+
+    def resolve(self, rho_star: float, optimum: OfflineSchedule, seconds: float | None) -> SolveReport:
+        """min sum_i C_i subject to rho_max <= rho* (1 + LEX_TOLERANCE) + LEX_TOLERANCE, from the first optimum."""
+        m = self.built.model
+        m.obj.deactivate()
+        m.keep_rho = pyo.Constraint(expr=m.rho_max <= rho_star * (1 + LEX_TOLERANCE) + LEX_TOLERANCE)
+        m.sum_completion = pyo.Objective(expr=sum(m.C[i] for i in m.C), sense=pyo.minimize)
+        assert self.built.load_start is not None
+        self.built.load_start(optimum)      # the first optimum is feasible for the re-solve
+        return solve(self.built, time_limit=seconds, warm_start=True)
+
+
+class _ArraysO1:
+    """O1's solves on its arrays: in this process, or above LARGE_COLUMNS columns with a time limit
+    in a child process ended HARD_STOP_GRACE s after its limit."""
+
+    def __init__(self, arrays: OfflineArrays) -> None:
+        self.arrays = arrays
+
+    def first(self, start: OfflineSchedule | None, seconds: float | None) -> SolveReport:
+        return self._solve(self.arrays.program, start, seconds)
+
+    def resolve(self, rho_star: float, optimum: OfflineSchedule, seconds: float | None) -> SolveReport:
+        return self._solve(self.arrays.lexicographic(rho_star), optimum, seconds)
+
+    def _solve(self, program: ArrayProgram, start: OfflineSchedule | None, seconds: float | None) -> SolveReport:
+        values = None if start is None else self.arrays.start(start)
+        if self.arrays.num_columns > LARGE_COLUMNS and seconds is not None:
+            report = solve_arrays_by_deadline(program, time_limit=seconds, grace=HARD_STOP_GRACE, start=values,
+                                              **LARGE_OPTIONS)
+        else:
+            report = solve_arrays(program, time_limit=seconds, start=values)
+        solution = report.schedule
+        schedule = self.arrays.extract(solution) if solution is not None and program.is_mip else None
+        return replace(report, build_seconds=self.arrays.build_seconds, schedule=schedule)
 
 
 def _with_alone_bound(data: OfflineData, t_id: np.ndarray, bound: float | None, *,
