@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -79,7 +79,6 @@ from mlsched.errors import UsageError
 from mlsched.instance.themis import ThemisInstance
 from mlsched.solve import (
     HARD_STOP_GRACE,
-    HIGHS_PROBING_RULE,
     VERIFY_MAX_INTEGERS,
     ArrayProgram,
     BudgetStep,
@@ -87,6 +86,7 @@ from mlsched.solve import (
     SolveReport,
     Status,
     TimeBudget,
+    close,
     relative_gap,
     solve,
     solve_arrays,
@@ -105,9 +105,11 @@ MAX_SLOTS = 1_000_000      # the slotted programs' horizon (FIFO's and O1's)
 # took more than 400 s and 2.2 GB in the build alone.
 MAX_BUILD_CELLS = 50_000
 # O1's columns above which a time-limited solve of its arrays runs in a child process ended
-# HARD_STOP_GRACE s after its limit, with LARGE_OPTIONS for HiGHS (see solve_offline).
+# HARD_STOP_GRACE s after its limit (solve_offline). Measured in process with a 2 s limit and FIFO's
+# start on the first N apps of Gavel's Philly trace (12 GPUs): HiGHS returned 0.1 s late at 26,716
+# columns (16 apps), 1.6 s at 78,736 (20 apps) and 0.8 s at 91,876 (24 apps), its presolve not
+# looking at the clock. Probing stays on: without it the 24-app child overran its grace at 10 s.
 LARGE_COLUMNS = 50_000
-LARGE_OPTIONS: dict[str, int] = {"presolve_rule_off": HIGHS_PROBING_RULE}
 
 
 @dataclass(frozen=True)
@@ -601,8 +603,15 @@ def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
             instance, t_id=tid, slot=slot, horizon=horizon, tiebreak=tiebreak, pool=pool))
     common = dict(horizon=horizon, arrival=data.arrival, t_id=tid, size=arrays.size, steps=budget.log)
     start = None if relax else fifo_start(data, horizon)
-    with budget.step("lp relaxation" if relax else "milp and verification" if certify else "milp", 1.0) as seconds:
+    first_step = "lp relaxation" if relax else "milp and verification" if certify else "milp"
+    with budget.step(first_step, 1.0) as seconds:
         first = program.first(start, seconds)
+    def first_score(schedule: OfflineSchedule) -> float:
+        return _max_rho(data, tid, schedule) + tiebreak * float(schedule.completion.sum())
+
+    if not _backed(first, first_score):
+        with budget.step(f"{first_step} without the start", 1.0) as seconds:
+            first = _without_start(program.first(None, seconds), first, first_score)
     if relax:
         return OfflineResult(first.status, None, first.objective, None, None, None, solve_seconds=first.solve_seconds,
                              message=first.message, reports=[first], bound_source=first.bound_source, **common)
@@ -613,7 +622,7 @@ def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
     reports = [first]
     schedule: OfflineSchedule | None = first.schedule
     status, message = first.status, first.message
-    if start is not None and status in (Status.NO_SOLUTION, Status.FEASIBLE) and (
+    if start is not None and status in (Status.NO_SOLUTION, Status.FEASIBLE, Status.ERROR) and (
             schedule is None or _max_rho(data, tid, schedule) > _max_rho(data, tid, start)):
         schedule, status = start, Status.FEASIBLE          # a solve stopped without (or above) FIFO's incumbent
         message = f"{message}; incumbent: FIFO's schedule".lstrip("; ")
@@ -621,8 +630,12 @@ def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
         return OfflineResult(first.status, None, bound, None, None, None, solve_seconds=first.solve_seconds,
                              message=first.message, reports=reports, bound_source=bound_source, **common)
     if lexicographic and status is Status.OPTIMAL:
+        rho_star = float(first.objective)
         with budget.step("sum-of-completions re-solve", 1.0) as seconds:
-            second = program.resolve(float(first.objective), schedule, seconds)
+            second = program.resolve(rho_star, schedule, seconds)
+        if not _backed(second, _sum_of_completions):
+            with budget.step("sum-of-completions re-solve without the start", 1.0) as seconds:
+                second = _without_start(program.resolve(rho_star, None, seconds), second, _sum_of_completions)
         reports.append(second)
         if second.has_solution:
             schedule = second.schedule
@@ -645,6 +658,28 @@ def _max_rho(data: OfflineData, t_id: np.ndarray, schedule: OfflineSchedule) -> 
     return float(np.max((schedule.completion - data.arrival) / t_id))
 
 
+def _sum_of_completions(schedule: OfflineSchedule) -> float:
+    return float(schedule.completion.sum())
+
+
+def _backed(report: SolveReport, score: Callable[[OfflineSchedule], float]) -> bool:
+    """Whether the solver's objective is what its schedule scores. HiGHS 1.16.0 with presolve and a
+    MIP start has returned the start's values with the objective of another solution (O1's
+    re-solve claimed the least sum of completions, 120, and returned its start, 180: the same
+    defect as docs/reliability.md reports for P-OFF); the program is then solved without the start."""
+    return report.schedule is None or report.objective is None or close(report.objective, score(report.schedule))
+
+
+def _without_start(retry: SolveReport, rejected: SolveReport, score: Callable[[OfflineSchedule], float]) -> SolveReport:
+    """The solve run again without the start, noting the rejected claim; an error (no solution,
+    no bound) when this one too claims what its schedule does not score."""
+    note = f"with the MIP start HiGHS claimed {rejected.objective:.10g}, which its solution does not score"
+    if not _backed(retry, score):
+        return replace(retry, status=Status.ERROR, objective=None, bound=None, gap=None, schedule=None,
+                       bound_source=None, message=f"{note}, nor without it")
+    return replace(retry, message=f"{retry.message}; {note}".lstrip("; "))
+
+
 class _ModelO1:
     """O1's solves on the Pyomo model (the cross-certified path)."""
 
@@ -652,20 +687,21 @@ class _ModelO1:
         self.built = built
 
     def first(self, start: OfflineSchedule | None, seconds: float | None) -> SolveReport:
-        if start is not None:      # FIFO's schedule is HiGHS's first incumbent
+        if start is not None:      # HiGHS's first incumbent
             assert self.built.load_start is not None
             self.built.load_start(start)
-        return solve(self.built, time_limit=seconds, verify=True, warm_start=start is not None)
+        verify = self.built.model.obj.active      # the first solve is cross-certified, not the re-solve
+        return solve(self.built, time_limit=seconds, verify=verify, warm_start=start is not None)
 
-    def resolve(self, rho_star: float, optimum: OfflineSchedule, seconds: float | None) -> SolveReport:
-        """min sum_i C_i subject to rho_max <= rho* (1 + LEX_TOLERANCE) + LEX_TOLERANCE, from the first optimum."""
+    def resolve(self, rho_star: float, start: OfflineSchedule | None, seconds: float | None) -> SolveReport:
+        """min sum_i C_i subject to rho_max <= rho* (1 + LEX_TOLERANCE) + LEX_TOLERANCE, from
+        ``start`` (the first optimum, feasible for the re-solve) when given."""
         m = self.built.model
-        m.obj.deactivate()
-        m.keep_rho = pyo.Constraint(expr=m.rho_max <= rho_star * (1 + LEX_TOLERANCE) + LEX_TOLERANCE)
-        m.sum_completion = pyo.Objective(expr=sum(m.C[i] for i in m.C), sense=pyo.minimize)
-        assert self.built.load_start is not None
-        self.built.load_start(optimum)      # the first optimum is feasible for the re-solve
-        return solve(self.built, time_limit=seconds, warm_start=True)
+        if m.obj.active:
+            m.obj.deactivate()
+            m.keep_rho = pyo.Constraint(expr=m.rho_max <= rho_star * (1 + LEX_TOLERANCE) + LEX_TOLERANCE)
+            m.sum_completion = pyo.Objective(expr=sum(m.C[i] for i in m.C), sense=pyo.minimize)
+        return self.first(start, seconds)
 
 
 class _ArraysO1:
@@ -678,14 +714,13 @@ class _ArraysO1:
     def first(self, start: OfflineSchedule | None, seconds: float | None) -> SolveReport:
         return self._solve(self.arrays.program, start, seconds)
 
-    def resolve(self, rho_star: float, optimum: OfflineSchedule, seconds: float | None) -> SolveReport:
-        return self._solve(self.arrays.lexicographic(rho_star), optimum, seconds)
+    def resolve(self, rho_star: float, start: OfflineSchedule | None, seconds: float | None) -> SolveReport:
+        return self._solve(self.arrays.lexicographic(rho_star), start, seconds)
 
     def _solve(self, program: ArrayProgram, start: OfflineSchedule | None, seconds: float | None) -> SolveReport:
         values = None if start is None else self.arrays.start(start)
         if self.arrays.num_columns > LARGE_COLUMNS and seconds is not None:
-            report = solve_arrays_by_deadline(program, time_limit=seconds, grace=HARD_STOP_GRACE, start=values,
-                                              **LARGE_OPTIONS)
+            report = solve_arrays_by_deadline(program, time_limit=seconds, grace=HARD_STOP_GRACE, start=values)
         else:
             report = solve_arrays(program, time_limit=seconds, start=values)
         solution = report.schedule
