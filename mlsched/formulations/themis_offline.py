@@ -62,6 +62,15 @@ Choices where the spec is silent (documented here, cited by the code):
 
 Online runs are scored against O1 with slot-rounded completion times,
 ceil((C - a) / Delta) Delta (:func:`slot_rounded_rho`).
+
+Two builds of one program. :func:`build_offline` is the Pyomo model: the public, inspectable form
+and the one cross-certified (``verify``). :mod:`mlsched.formulations.themis_offline_arrays` builds
+the same columns, integrality, rows and objective as arrays for HiGHS's direct interface (0.1-0.3 s
+where Pyomo takes 5-6 s on the 91,876 columns of ``themis/gavel-philly-first24``, and no hand-off
+from Pyomo to HiGHS, which took several seconds more without looking at the clock).
+:func:`solve_offline` solves the arrays whenever its first solve is not cross-certified; above
+LARGE_COLUMNS columns and with a time limit each solve runs in a child process ended
+HARD_STOP_GRACE s after its limit (:func:`mlsched.solve.solve_arrays_by_deadline`).
 """
 
 from __future__ import annotations

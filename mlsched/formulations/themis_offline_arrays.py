@@ -4,8 +4,8 @@ Same variables, bounds, integrality, rows and objective as the Pyomo model of
 :func:`~mlsched.formulations.themis_offline.build_offline` (see that module's docstring for the
 math, rows (1)-(13) and, with R > 1 racks, (R1)-(R4) and (8R)); the Pyomo model stays the
 public, inspectable form and the one cross-certified. This builder exists because Pyomo takes
-4.8 s to build the 91,876-column O1 of ``themis/gavel-philly-first24`` and several more seconds
-to hand it to HiGHS, none of which looks at a time limit.
+5-6 s to build the 91,876-column O1 of ``themis/gavel-philly-first24`` (numpy 0.1-0.3 s) and
+several more seconds to hand it to HiGHS, none of which looks at a time limit.
 
 Columns, in order: x_imt and then w_imt over the live (i, t) (t >= the first slot of app i) and
 every machine m; l_it, q_it, p_it over the live (i, t); u_it over every (i, t); rho_max; with R > 1
