@@ -9,6 +9,8 @@ subroutine are checked against.
 - ``astraea_opt``: P-OFF of the Astraea spec (§2.1 (3), §2.5; admission or all-jobs) by a depth-first
   search over every job's start slot and constant per-server worker and PS allocation, zeta read
   from the placement and the duration recomputed; no configuration pruning.
+- ``themis_o1``: Themis's O1 (spec §5.6), the lexicographic least (max rho, sum of completions) over
+  every per-slot map of GPU counts per machine to the apps, with exact rational progress.
 - ``sow_hindsight``: ILP H of the truthful SoW spec (§2.5) for one realization, by enumerating a
   start (or none) per job and keeping the best choice that never puts more than C nodes in a round.
 """
@@ -17,7 +19,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from fractions import Fraction
+from functools import cache
 
 import numpy as np
 
@@ -217,6 +221,59 @@ def themis_pf(rho: list, unmet: list[int], offered: list[int]) -> tuple[float, l
 
     everyone = list(range(n))
     return best(everyone), [best([j for j in everyone if j != i]) if n > 1 else 0.0 for i in everyone]
+
+
+def themis_o1(machines: Sequence[tuple[int, int]], apps: Sequence[tuple[Fraction, ...]], t_id: Sequence[Fraction],
+              slot: Fraction, horizon: int) -> tuple[Fraction | float, Fraction | float]:
+    """Lexicographic min of (max_i (C_i - a_i) / T_id_i, sum_i C_i) over all slotted schedules of
+    ``horizon`` slots; (inf, inf) when none finishes every app. ``apps``: (a, W, d, s, s') as
+    Fractions; ``machines``: [(rack, GPUs)]. An app holding GPUs of one machine progresses at their
+    count per second, of one rack at count / s, of several racks at count / s'; it is done at the end
+    of the first slot in which its work is reached (C_i), and starts no earlier than the first slot
+    beginning at or after its arrival."""
+    n = len(apps)
+    kappa = [k for _, k in machines]
+    rack_of = [r for r, _ in machines]
+
+    def speed(i: int, counts: tuple[int, ...]) -> Fraction:
+        used = [m for m, c in enumerate(counts) if c]
+        total = Fraction(sum(counts))
+        if len(used) <= 1:
+            return total
+        if len({rack_of[m] for m in used}) == 1:
+            return total / apps[i][3]
+        return total / apps[i][4]
+
+    def allocations(active: list[int]) -> Iterator[dict[int, tuple[int, ...]]]:
+        per_machine = [[c for c in itertools.product(range(k + 1), repeat=len(active)) if sum(c) <= k]
+                       for k in kappa]
+        for choice in itertools.product(*per_machine):        # choice[m][j]: GPUs of machine m to active[j]
+            counts = {i: tuple(choice[m][j] for m in range(len(kappa))) for j, i in enumerate(active)}
+            if all(sum(c) <= apps[i][2] for i, c in counts.items()):
+                yield counts
+
+    @cache
+    def best(t: int, done: tuple[Fraction, ...], worst: Fraction) -> tuple[Fraction | float, Fraction | float]:
+        if all(w >= apps[i][1] for i, w in enumerate(done)):
+            return worst, Fraction(0)
+        if t == horizon:
+            return math.inf, math.inf
+        active = [i for i in range(n) if done[i] < apps[i][1] and slot * t >= apps[i][0]]
+        answer: tuple[Fraction | float, Fraction | float] = (math.inf, math.inf)
+        for counts in allocations(active):
+            work = list(done)
+            new_worst, added = worst, Fraction(0)
+            for i, c in counts.items():
+                work[i] += slot * speed(i, c)
+                if work[i] >= apps[i][1]:
+                    finish = slot * (t + 1)
+                    added += finish
+                    new_worst = max(new_worst, (finish - apps[i][0]) / t_id[i])
+            rest = best(t + 1, tuple(work), new_worst)
+            answer = min(answer, (rest[0], rest[1] + added))
+        return answer
+
+    return best(0, tuple(Fraction(0) for _ in range(n)), Fraction(0))
 
 
 def sow_hindsight(instance: SowInstance, realization: Realization) -> float:

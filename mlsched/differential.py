@@ -3,7 +3,9 @@ options), SCIP (through the LP file of the same model) and a brute-force enumera
 independently of the formulation. Counts agreements and disagreements by kind.
 
 Programs covered: OASiS OPT_paper and OPT_chunk, Astraea's P-OFF (admission and all-jobs; its LP
-relaxation and UB-POOL must stay above the brute force), the Themis Nash-social-welfare auction and
+relaxation and UB-POOL must stay above the brute force), the Themis Nash-social-welfare auction, Themis's
+offline optimum O1 (its array path and its cross-certified Pyomo model; both the least max rho and, at
+it, the least sum of completions against the brute force) and
 the SoW hindsight ILP H (HiGHS, SCIP, brute force; for ILP H also the presolve-off array path mlsched's
 E[H] uses; for the auction also its persistent-model and fresh-program paths, whose allocations and
 payments must match), and the OgaSched linear hindsight program and the SoW relaxations LP-R, LP-RP, LP-E
@@ -20,6 +22,7 @@ import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -29,11 +32,13 @@ from mlsched.exact import exact_astraea, exact_sow
 from mlsched.formulations import astraea, oasis, ogasched, sow, themis
 from mlsched.formulations.themis import Bidder
 from mlsched.formulations.themis_machine_dp import MachineDp
+from mlsched.formulations.themis_offline import solve_offline
 from mlsched.instance import ClusterJobsInstance, MultiServerInstance, MultiTenantInstance, SowInstance, from_dict
 from mlsched.instance.generators.ogasched import generate_ogasched
 from mlsched.instance.generators.sow import generate_sow, tiny_sow
 from mlsched.instance.sow import Realization
 from mlsched.instance.gpu_topology import GpuTopology
+from mlsched.instance.themis import ThemisApp, ThemisInstance, ThemisJob
 from mlsched.online.themis.rho import App, rho
 from mlsched.sim.sow_run import realizations
 from mlsched.solve import Status, solve, solve_arrays, solve_cvxpy
@@ -157,6 +162,59 @@ def _themis_auction(case: tuple[list[Bidder], list[int]]) -> tuple[Answers, floa
             "mlsched-auction-fresh": fresh.phi_star,
             "mlsched-auction-same-allocation-and-payments": auction.phi_star if same else None,
             "mlsched-machine-dp-with-every-phi-without": dp_values}, truth
+
+
+@dataclass(frozen=True)
+class O1Case:
+    """A tiny O1 instance in exact numbers (for the brute force) and as a Themis instance."""
+
+    machines: list[tuple[int, int]]               # (rack, GPUs)
+    apps: list[tuple[Fraction, ...]]              # (a, W, d, s, s')
+    t_id: list[Fraction]
+    slot: Fraction
+    horizon: int
+
+    def instance(self) -> ThemisInstance:
+        topology = GpuTopology(tuple((rack, (gpus,)) for rack, gpus in self.machines))
+        return ThemisInstance("differential", topology, tuple(
+            ThemisApp(f"a{i}", float(a), ((ThemisJob(float(w), 1.0, int(d)),),), (1.0, 1.0, float(s), float(s3)))
+            for i, (a, w, d, s, s3) in enumerate(self.apps)))
+
+
+def random_o1_case(rng: np.random.Generator) -> O1Case:
+    """2-3 single-job apps (arrivals 0-12 s, work 5-40 GPU-s, caps 1-3, slowdowns s <= s' in
+    {1, 5/4, 3/2, 2, 3}) on one 2-GPU machine (3-6 slots of 10 s) or two machines of 1-2 and 2 GPUs
+    in one rack or two (3-4 slots): tiny enough to enumerate, and sometimes too short to finish."""
+    machines = [(0, 2)] if rng.random() < 0.3 else [(0, int(rng.integers(1, 3))), (int(rng.integers(0, 2)), 2)]
+    n = int(rng.integers(2, 4)) if len(machines) == 1 else int(rng.choice([2, 2, 3]))
+    horizon = int(rng.integers(3, 7)) if len(machines) == 1 else int(rng.integers(3, 5))
+    slowdowns = [Fraction(1), Fraction(5, 4), Fraction(3, 2), Fraction(2), Fraction(3)]
+    apps = []
+    for _ in range(n):
+        s, s3 = sorted(slowdowns[int(k)] for k in rng.integers(0, len(slowdowns), size=2))
+        apps.append((Fraction(int(rng.integers(0, 13))), Fraction(int(rng.integers(1, 9)) * 5), int(rng.integers(1, 4)), s, s3))
+    return O1Case(machines, apps, [Fraction(int(rng.integers(10, 61))) for _ in range(n)], Fraction(10), horizon)
+
+
+def _themis_o1(case: O1Case) -> tuple[Answers, float]:
+    worst, total = bruteforce.themis_o1(case.machines, case.apps, case.t_id, case.slot, case.horizon)
+    inst, t_id = case.instance(), [float(v) for v in case.t_id]
+    arrays = solve_offline(inst, t_id=t_id, slot=float(case.slot), horizon=case.horizon)
+    verified = solve_offline(inst, t_id=t_id, slot=float(case.slot), horizon=case.horizon, verify=True)
+    if worst == math.inf:          # no schedule finishes: both paths must say infeasible
+        return {name: 0.0 if result.status is Status.INFEASIBLE else None
+                for name, result in (("mlsched-arrays", arrays), ("mlsched-verified", verified))}, 0.0
+    truth = float(worst)
+
+    def lexicographic(result: Any) -> float | None:
+        """The max rho when the sum of completions at it is the brute force's too."""
+        if result.status is not Status.OPTIMAL or result.completion is None:
+            return None
+        return result.max_rho if abs(float(result.completion.sum()) - float(total)) <= 1e-6 else None
+
+    first = verified.reports[0]
+    return {"mlsched-arrays": lexicographic(arrays), "mlsched-verified": lexicographic(verified),
+            "scip": first.verifier_objective}, truth
 
 
 def random_tenant_instance(rng: np.random.Generator) -> MultiTenantInstance:
@@ -294,6 +352,7 @@ PROGRAMS: dict[str, Callable[[Any], tuple[Answers, float]]] = {
     "oasis-opt_chunk": _oasis_program("chunk"),
     "ogasched-hindsight-linear": _ogasched_linear,
     "themis-nsw-auction": _themis_auction,
+    "themis-o1": _themis_o1,
     "astraea-poff-admission": _astraea_poff("admission"),
     "astraea-poff-alljobs": _astraea_poff("all-jobs"),
     "sow-ilp-h": _sow_ilp_h,
@@ -306,6 +365,7 @@ GENERATORS: dict[str, Callable[[np.random.Generator], Any]] = {
     "oasis-opt_chunk": random_oasis_instance,
     "ogasched-hindsight-linear": random_ogasched_instance,
     "themis-nsw-auction": random_auction,
+    "themis-o1": random_o1_case,
     "astraea-poff-admission": random_tenant_instance,
     "astraea-poff-alljobs": random_tenant_instance,
     "sow-ilp-h": random_sow_case,
@@ -314,7 +374,7 @@ GENERATORS: dict[str, Callable[[np.random.Generator], Any]] = {
     "sow-lp-e": random_sow_instance,
 }
 REFERENCE = {"oasis-opt_paper": "bruteforce", "oasis-opt_chunk": "bruteforce", "ogasched-hindsight-linear": "clarabel",
-             "themis-nsw-auction": "bruteforce", "astraea-poff-admission": "bruteforce",
+             "themis-nsw-auction": "bruteforce", "themis-o1": "bruteforce", "astraea-poff-admission": "bruteforce",
              "astraea-poff-alljobs": "bruteforce", "sow-ilp-h": "bruteforce", "sow-lp-r": "clarabel",
              "sow-lp-rp": "clarabel", "sow-lp-e": "clarabel"}
 

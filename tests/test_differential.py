@@ -10,14 +10,14 @@ import pytest
 from mlsched.differential import differential
 
 
-@pytest.mark.parametrize("program", ["oasis-opt_paper", "oasis-opt_chunk", "themis-nsw-auction", "sow-ilp-h",
+@pytest.mark.parametrize("program", ["oasis-opt_paper", "oasis-opt_chunk", "themis-nsw-auction", "themis-o1", "sow-ilp-h",
                                      "astraea-poff-admission", "astraea-poff-alljobs"])
 def test_certified_answers_equal_bruteforce(program):
     tally = differential(program, 50, seed=2026)
     assert tally.instances == 50
     assert tally.disagreements["scip-vs-bruteforce"] == 0, tally.cases
     assert tally.disagreements["mlsched-verified-vs-bruteforce"] == 0, tally.cases
-    assert tally.disagreements["mlsched-arrays-vs-bruteforce"] == 0, tally.cases   # SoW's E[H] path
+    assert tally.disagreements["mlsched-arrays-vs-bruteforce"] == 0, tally.cases   # SoW's E[H] path, Themis's O1
     assert tally.disagreements["lp-bound-vs-bruteforce"] == 0, tally.cases         # Astraea: LP >= OPT
     assert tally.disagreements["ub-pool-vs-bruteforce"] == 0, tally.cases          # Astraea: UB-POOL >= OPT
     assert tally.agreements + tally.disagreements["highs-vs-bruteforce"] == 50

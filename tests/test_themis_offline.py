@@ -4,15 +4,14 @@ the FIFO-based denominators (A27)."""
 
 from __future__ import annotations
 
-import itertools
 import math
 import random
 from fractions import Fraction
-from functools import cache
 
 import numpy as np
 import pytest
 
+from mlsched.bruteforce import themis_o1
 from mlsched.errors import UsageError
 from mlsched.formulations.themis_offline import (
     build_offline,
@@ -64,57 +63,7 @@ def _as_schedule(result):
 
 
 # ---------------------------------------------------------------------------------------------
-# Exhaustive enumeration, written without the MILP: every per-slot map of GPU counts per
-# machine to the apps, with exact rational progress.
-
-
-def enumerate_optimum(machines, apps, t_id, slot, horizon):
-    """Lexicographic min of (max_i (C_i - a_i) / T_id_i, sum_i C_i) over all slotted schedules;
-    (inf, inf) when no schedule finishes within the horizon. ``apps``: (a, W, d, s, s') as
-    Fractions; ``machines``: [(rack, GPUs)]."""
-    n = len(apps)
-    kappa = [k for _, k in machines]
-    rack_of = [r for r, _ in machines]
-
-    def speed(i, counts):
-        used = [m for m, c in enumerate(counts) if c]
-        total = sum(counts)
-        if len(used) <= 1:
-            return Fraction(total)
-        if len({rack_of[m] for m in used}) == 1:
-            return total / apps[i][3]
-        return total / apps[i][4]
-
-    def allocations(active):
-        per_machine = [[c for c in itertools.product(range(k + 1), repeat=len(active)) if sum(c) <= k]
-                       for k in kappa]
-        for choice in itertools.product(*per_machine):        # choice[m][j]: GPUs of machine m to active[j]
-            counts = {i: tuple(choice[m][j] for m in range(len(kappa))) for j, i in enumerate(active)}
-            if all(sum(c) <= apps[i][2] for i, c in counts.items()):
-                yield counts
-
-    @cache
-    def best(t, done, worst):
-        if all(w >= apps[i][1] for i, w in enumerate(done)):
-            return worst, Fraction(0)
-        if t == horizon:
-            return math.inf, math.inf
-        active = [i for i in range(n) if done[i] < apps[i][1] and slot * t >= apps[i][0]]
-        answer = (math.inf, math.inf)
-        for counts in allocations(active):
-            work = list(done)
-            new_worst, added = worst, Fraction(0)
-            for i, c in counts.items():
-                work[i] += slot * speed(i, c)
-                if work[i] >= apps[i][1]:
-                    finish = slot * (t + 1)
-                    added += finish
-                    new_worst = max(new_worst, (finish - apps[i][0]) / t_id[i])
-            rest = best(t + 1, tuple(work), new_worst)
-            answer = min(answer, (rest[0], rest[1] + added))
-        return answer
-
-    return best(0, tuple(Fraction(0) for _ in range(n)), Fraction(0))
+# Exhaustive enumeration (mlsched.bruteforce.themis_o1), written without the MILP
 
 
 CLUSTERS = [[(0, 2)], [(0, 2), (0, 2)], [(0, 2), (1, 2)]]
@@ -144,7 +93,7 @@ BRUTE_SEEDS = range(20)
 @pytest.mark.parametrize("seed", BRUTE_SEEDS)
 def test_milp_matches_enumeration(seed):
     machines, apps, t_id, slot, horizon = random_case(seed)
-    worst, total = enumerate_optimum(machines, apps, t_id, slot, horizon)
+    worst, total = themis_o1(machines, apps, t_id, slot, horizon)
     inst = make_instance(machines, [make_app(f"a{i}", a, w, d, s, s3) for i, (a, w, d, s, s3) in enumerate(apps)])
     result = solve_offline(inst, t_id=[float(v) for v in t_id], slot=float(slot), horizon=horizon)
     if worst == math.inf:
@@ -159,7 +108,7 @@ def test_milp_matches_enumeration(seed):
 
 def test_enumeration_covers_both_outcomes():
     """The random cases include infeasible horizons and multi-machine, multi-rack clusters."""
-    outcomes = [enumerate_optimum(*random_case(seed))[0] == math.inf for seed in BRUTE_SEEDS]
+    outcomes = [themis_o1(*random_case(seed))[0] == math.inf for seed in BRUTE_SEEDS]
     assert any(outcomes) and not all(outcomes)
     assert {len(random_case(seed)[0]) for seed in BRUTE_SEEDS} == {1, 2}
 
