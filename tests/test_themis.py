@@ -497,48 +497,78 @@ def test_tie_threshold_is_on_its_grid_within_the_a8_tolerance():
     assert tie_threshold(29.765275442569973) == tie_threshold(29.76527544256997)   # one ulp apart
 
 
-def test_the_w1_run_s_first_tied_auction_resolves_alike_on_every_path():
-    """The first auction of the full W1 run whose allocation moved with A8's grid (docs/reproduction.md):
-    seven allocations share Phi* to the last bit and the fewest GPUs (app 671's two GPUs on any of
-    seven machines). Brute force over every allocation: each path returns one of them, with Phi*,
-    every Phi*_{-i} and c_i exact, and the three paths return the same one."""
-    import itertools
+def _recorded_auction(name):
+    """An auction recorded from a simulation (tests/data/NAME.json): its tables, offered GPUs,
+    machine of each GPU, log values, and every feasible allocation of all bidders by depth-first
+    enumeration with machine capacities (as (welfare, GPUs, rows)). Every recorded table has a row
+    without GPUs, so the allocations without bidder i are those giving i such a row."""
     import json
     from pathlib import Path
 
     from mlsched.formulations.themis import log_values
 
-    data = json.loads((Path(__file__).parent / "data" / "themis-w1-tied-auction.json").read_text())
-    tables = [[(frozenset(b), r) for b, r in table] for table in data["tables"]]
+    data = json.loads((Path(__file__).parent / "data" / f"{name}.json").read_text())
+    tables = [[(frozenset(b), float(r)) for b, r in table] for table in data["tables"]]
     offered, group_of = data["offered"], {int(g): m for g, m in data["machine_of"].items()}
     machines = sorted(set(group_of.values()))
-    capacity = np.array([sum(group_of[g] == m for g in offered) for m in machines])
-    use = [np.array([[sum(group_of[g] == m for g in b) for m in machines] for b, _ in t]) for t in tables]
+    capacity = tuple(sum(group_of[g] == m for g in offered) for m in machines)
+    use = [[tuple(sum(group_of[g] == m for g in b) for m in machines) for b, _ in t] for t in tables]
+    assert all(any(not bundle for bundle, _ in table) for table in tables)
     phi = log_values(tables)
+    found = []
 
-    def allocations(bidders):
-        """(welfare, GPUs, rows) of every feasible allocation among ``bidders``."""
-        return [(math.fsum(phi[i][b] for i, b in zip(bidders, rows)), sum(len(tables[i][b][0]) for i, b in zip(bidders, rows)), rows)
-                for rows in itertools.product(*(range(len(tables[i])) for i in bidders))
-                if np.all(sum(use[i][b] for i, b in zip(bidders, rows)) <= capacity)]
+    def extend(k, free, rows):
+        if k == len(tables):
+            found.append((math.fsum(phi[i][b] for i, b in enumerate(rows)),
+                          sum(len(tables[i][b][0]) for i, b in enumerate(rows)), tuple(rows)))
+            return
+        for b, units in enumerate(use[k]):
+            if all(u <= f for u, f in zip(units, free)):
+                extend(k + 1, tuple(f - u for f, u in zip(free, units)), [*rows, b])
 
-    everyone = allocations(range(len(tables)))
+    extend(0, capacity, [])
+    return tables, offered, group_of, phi, found
+
+
+def _every_path_exact(name):
+    """Each auction path on the recorded auction NAME against the enumeration: an allocation of
+    welfare Phi* with the fewest GPUs, Phi*, every Phi*_{-i} and c_i exact, and the three paths
+    alike. Returns the optimal allocations with the fewest GPUs and their welfare."""
+    tables, offered, group_of, phi, everyone = _recorded_auction(name)
     top = max(w for w, _, _ in everyone)
     tied = [a for a in everyone if a[0] >= top - 1e-9 * max(1.0, abs(top))]
     fewest = min(n for _, n, _ in tied)
     best = {rows for w, n, rows in tied if n == fewest}
-    assert len(best) == 7 and {w for w, n, _ in tied if n == fewest} == {top}   # an exact tie
+    without = [max(math.fsum(phi[j][b] for j, b in enumerate(rows) if j != i) for _, _, rows in everyone
+                   if not tables[i][rows[i]][0]) for i in range(len(tables))]
     results = {solves: pa_auction(tables, offered, group_of=group_of, lp_bound=False, solves=solves)
                for solves in ("fixed", "persistent", "fresh")}
     for result in results.values():
         assert tuple(result.rows) in best
         assert result.phi_star == pytest.approx(top, abs=1e-12)
         for i, c in enumerate(result.payments):
-            without = max(w for w, _, _ in allocations([j for j in range(len(tables)) if j != i]))
-            assert result.phi_without[i] == pytest.approx(without, abs=1e-9)
-            assert c == pytest.approx(min(1.0, math.exp(top - phi[i][result.rows[i]] - without)), abs=1e-9)
+            assert result.phi_without[i] == pytest.approx(without[i], abs=1e-9)
+            assert c == pytest.approx(min(1.0, math.exp(top - phi[i][result.rows[i]] - without[i])), abs=1e-9)
         assert result.rows == results["fresh"].rows
         assert result.payments == pytest.approx(results["fresh"].payments, abs=1e-12)
+    return {rows: w for w, n, rows in tied if n == fewest}
+
+
+def test_the_w1_run_s_first_tied_auction_resolves_alike_on_every_path():
+    """The first auction of the full W1 run whose allocation moved with A8's grid (docs/reproduction.md):
+    seven allocations share Phi* to the last bit and the fewest GPUs (app 671's two GPUs on any of
+    seven machines). Brute force over every allocation: each path returns one of them, with Phi*,
+    every Phi*_{-i} and c_i exact, and the three paths return the same one."""
+    best = _every_path_exact("themis-w1-tied-auction")
+    assert len(best) == 7 and len(set(best.values())) == 1   # an exact tie
+
+
+def test_an_auction_highs_ends_optimal_above_the_exact_gap_is_solved_again():
+    """An auction of Themis on the first 600 jobs of Gavel's trace (docs/reproduction.md): HiGHS
+    ended its Phi*_{-3} program "optimal" at relative gap 2.7e-8, which the auction refused
+    (the simulation stopped). It is now solved again with a tighter feasibility tolerance: every
+    path returns the enumeration's Phi*, Phi*_{-i} and c_i."""
+    assert _every_path_exact("themis-gavel-gap-auction")
 
 
 def test_auction_solves_switch_thread_counts_within_one_process():

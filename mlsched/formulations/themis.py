@@ -62,12 +62,13 @@ import scipy.sparse as sp
 
 from mlsched.errors import MlschedError, UsageError
 from mlsched.formulations.themis_machine_dp import machine_dp
-from mlsched.solve import ArrayProgram, Built, Status, load_arrays, solve_arrays
+from mlsched.solve import ArrayProgram, Built, SolveReport, Status, load_arrays, solve_arrays
 
 RHO_CAP_FLOOR = 1e4
 AUCTION_SOLVES = ("fixed", "persistent", "fresh")
 TIE_GRID = 2.0 ** -34   # about 5.8e-11: the grid of the fewest-GPU re-solve's welfare threshold
 FIXING_MARGIN = 1e-6   # relative slack of the reduced-cost test against rounding in the LP duals
+RETRY_MIP_FEASIBILITY = 1e-9   # HiGHS's mip_feasibility_tolerance (default 1e-6) when an auction program is solved again
 
 
 @dataclass(frozen=True)
@@ -366,10 +367,8 @@ class _FixedWelfare:
         if skip is not None:
             lower[skip] = upper[skip] = 0.0
         reduced = replace(_columns(self.program, keep), row_lower=lower, row_upper=upper)
-        report = solve_arrays(reduced, presolve=False, start=None if start is None else start[keep],
-                              mip_heuristic_run_feasibility_jump=False)
-        if report.status is not Status.OPTIMAL:
-            raise MlschedError(f"PF auction program not solved: {report.status.value} {report.message}")
+        report = _proven(reduced, "PF auction program not solved", start=None if start is None else start[keep],
+                         mip_heuristic_run_feasibility_jump=False)
         return float(report.objective)
 
 
@@ -379,10 +378,25 @@ def _optimum(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered
     tests/regressions came from, and it dominates the time of these small programs); ``start``
     (one row per bidder) is a known feasible allocation."""
     program = pf_arrays(tables, phi, offered, group_of=group_of)
-    report = solve_arrays(program, presolve=False, start=None if start is None else _indicator([len(t) for t in tables], start))
-    if report.status is not Status.OPTIMAL:
-        raise MlschedError(f"PF auction program not solved: {report.status.value} {report.message}")
+    report = _proven(program, "PF auction program not solved",
+                     start=None if start is None else _indicator([len(t) for t in tables], start))
     return float(report.objective), program
+
+
+def _proven(program: ArrayProgram, failure: str, *, start: np.ndarray | None = None, **options: Any) -> SolveReport:
+    """An auction program solved by HiGHS without presolve and proven optimal (relative gap at most
+    ``mlsched.solve.EXACT_REL_GAP``). HiGHS may end one "optimal" with its incumbent and a bound
+    further apart (its own tolerance; 2.7e-8 relative on an auction of Gavel's trace, whose
+    incumbent was the optimum): such a program is solved again from the same start with
+    ``mip_feasibility_tolerance`` at RETRY_MIP_FEASIBILITY. MlschedError (``failure`` and HiGHS's
+    status) when that too is not proven."""
+    report = solve_arrays(program, presolve=False, start=start, **options)
+    if report.status is Status.FEASIBLE:
+        report = solve_arrays(program, presolve=False, start=start, **options,
+                              mip_feasibility_tolerance=RETRY_MIP_FEASIBILITY)
+    if report.status is not Status.OPTIMAL:
+        raise MlschedError(f"{failure}: {report.status.value} {report.message}")
+    return report
 
 
 def tie_threshold(phi_star: float) -> float:
@@ -404,9 +418,7 @@ def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: fl
         row_lower=np.append(program.row_lower, tie_threshold(phi_star)),
         row_upper=np.append(program.row_upper, np.inf),
         a_start=program.a_start + np.arange(n + 1), a_index=index, a_value=value, integer=True, sense="min")
-    report = solve_arrays(tiebreak, presolve=False)
-    if report.status is not Status.OPTIMAL:
-        raise MlschedError(f"PF tie-break re-solve failed: {report.status.value}")
+    report = _proven(tiebreak, "PF tie-break re-solve failed")
     return _rows([len(t) for t in tables], report.schedule)
 
 
