@@ -246,7 +246,7 @@ class EventEngine:
         self.free: set[int] = set(range(instance.num_gpus))
         self.active: list[int] = []
         self.holders: set[int] = set()                      # active apps holding GPUs (the only ones progressing)
-        self._slots: slice | None = None                    # _holder_slots() until the holders change
+        self._slots: np.ndarray | None = None               # _holder_slots() until the holders change
         self.expiries: list[tuple[float, int, int]] = []   # (time, gpu, app)
         self.just_expired: dict[int, set[int]] = {}         # app -> GPUs whose lease ended at this event
         self.holdings: list[Holding] = []
@@ -297,14 +297,12 @@ class EventEngine:
                          holdings=self.holdings, jobs=self.job_log, rounds=self.rounds, round_seconds=self.round_seconds,
                          stats=getattr(self.policy, "stats", {}))
 
-    def _holder_slots(self) -> slice:
-        """The slots of the job arrays spanning every app holding GPUs (others there have rate 0)."""
+    def _holder_slots(self) -> np.ndarray:
+        """The slots of the job arrays of every app holding GPUs, in order (only their jobs run)."""
         if self._slots is None:
-            if not self.holders:
-                self._slots = slice(0, 0)
-            else:
-                start = self.arrays.start
-                self._slots = slice(int(start[min(self.holders)]), int(start[max(self.holders) + 1]))
+            start = self.arrays.start
+            self._slots = np.concatenate([np.zeros(0, dtype=np.int64),
+                                          *(np.arange(start[a], start[a + 1]) for a in sorted(self.holders))])
         return self._slots
 
     def _next_completion(self) -> float:
@@ -323,7 +321,7 @@ class EventEngine:
         begin = np.maximum(self.arrays.resume[slots], self.now)
         progress = rate * np.clip(t - begin, 0.0, dt)
         done_at = begin + np.divide(remaining, rate, out=np.full_like(rate, math.inf), where=rate > 0)
-        remaining[:] = np.where(done_at <= t * (1 + 1e-12), 0.0, np.maximum(remaining - progress, 0.0))
+        self.arrays.remaining[slots] = np.where(done_at <= t * (1 + 1e-12), 0.0, np.maximum(remaining - progress, 0.0))
         for a in self.holders:
             s = self.states[a]
             s.service += len(s.holdings) * dt
@@ -342,7 +340,7 @@ class EventEngine:
         touched = set()
         slots = self._holder_slots()
         done = (self.arrays.remaining[slots] <= DONE_TOLERANCE * self.arrays.work[slots]) & (self.arrays.rate[slots] > 0)
-        for a in sorted(set(self.arrays.owner(slots.start + np.flatnonzero(done)).tolist())):
+        for a in sorted(set(self.arrays.owner(slots[done]).tolist())):
             s = self.states[a]
             finished = (s.remaining <= DONE_TOLERANCE * s.work) & (s.rate > 0)
             s.remaining[finished] = 0.0
