@@ -150,8 +150,8 @@ def _themis_auction(case: tuple[list[Bidder], list[int]]) -> tuple[Answers, floa
     auction = themis.pa_auction(tables, offered, lp_bound=False)   # the default path (machine DP or reduced-cost fixing)
     persistent = themis.pa_auction(tables, offered, lp_bound=False, solves="persistent")
     fresh = themis.pa_auction(tables, offered, lp_bound=False, solves="fresh")   # the original path, the oracle
-    usage = themis.table_usage(tables, None)
-    dp = MachineDp(themis.log_values(tables), usage, Counter(offered))   # every Phi*_{-i}
+    units, capacity = themis.usage_matrices(tables, themis.table_usage(tables, None), Counter(offered))
+    dp = MachineDp(themis.log_values(tables), units, capacity)   # every Phi*_{-i}
     dp_values = dp.phi_star if all(abs(a - b) <= TOLERANCE * max(1.0, abs(b)) for a, b in zip(dp.phi_without, truth_without)) \
         else None
     same = all(other.rows == fresh.rows and all(abs(a - b) <= 1e-9 for a, b in zip(other.payments, fresh.payments))

@@ -4,7 +4,9 @@ monotonicity (T9), and the PA auction against hand-checked instances (T1, T3, T4
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections import Counter
 
 import numpy as np
 import scipy.sparse as sp
@@ -384,7 +386,10 @@ def test_undominated_rows_by_pairwise_comparison(seed):
     phi = log_values(tables)
     usage = table_usage(tables, group_of)
     machines = sorted({group_of[g] for g in offered})
-    for table, values, uses, use in zip(tables, phi, usage, usage_matrices(tables, usage)):
+    capacity = Counter(group_of.values())
+    dense, capacity_units = usage_matrices(tables, usage, capacity)
+    assert capacity_units.tolist() == [capacity[m] for m in machines]
+    for table, values, uses, use in zip(tables, phi, usage, dense):
         assert use.tolist() == [[row.get(m, 0) for m in machines] for row in uses]
         def dominates(a, b):
             fewer = all(uses[a][k] <= uses[b][k] for k in set(uses[a]) | set(uses[b]))
@@ -591,3 +596,26 @@ def test_auction_solves_switch_thread_counts_within_one_process():
         outcomes.append((result.phi_star, result.bundles, result.payments))
     assert outcomes[0] == outcomes[1] == outcomes[2]
     assert any(outcomes[0][1])
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_lone_bidder_takes_the_row_the_pruned_table_would_give(seed):
+    """A lone bidder's auction skips the dominance pruning: its row, bundle and Phi* are those of
+    the best row (fewest GPUs among ties, then the first) of the pruned table, on random tables with
+    coarse values (exact ties in value and GPU count, repeated bundles), per GPU and per machine."""
+    from mlsched.formulations.themis import _usage, log_values, pa_auction, table_usage, undominated, usage_matrices
+
+    rng = np.random.default_rng(seed)
+    offered = sorted(rng.choice(8, size=int(rng.integers(1, 7)), replace=False).tolist())
+    bundles = [frozenset(b) for k in range(len(offered) + 1) for b in itertools.combinations(offered, k)]
+    picks = rng.choice(len(bundles), size=int(rng.integers(1, 12)))
+    table = [(frozenset(), float(rng.choice([2.0, 4.0, math.inf])))]
+    table += [(bundles[b], float(rng.choice([1.0, 2.0, 4.0]))) for b in picks]
+    for group_of in (None, {g: g // 2 for g in offered}):
+        phi = log_values([table])
+        usage = table_usage([table], group_of)
+        kept = undominated(usage_matrices([table], usage, _usage(frozenset(offered), group_of))[0][0], phi[0])
+        best = max(kept, key=lambda b: (phi[0][b], -len(table[b][0])))
+        result = pa_auction([table], offered, group_of=group_of)
+        assert result.rows == [best] and result.bundles == [table[best][0]]
+        assert result.phi_star == phi[0][best] == result.lp_bound and result.payments == [1.0]

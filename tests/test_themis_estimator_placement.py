@@ -13,7 +13,7 @@ from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import ThemisApp, ThemisInstance, ThemisJob
 from mlsched.instance.generators.themis import generate_themis
 from mlsched.online.themis.policy import Themis, count_only, lie_profile
-from mlsched.online.themis.rho import App, Phase, estimate, rho, view_rho, view_rho_bounds
+from mlsched.online.themis.rho import App, Phase, _shape, estimate, rho, view_rho, view_rho_bounds
 from mlsched.sim.event_engine import SimOptions, simulate
 
 # one rack; machine 0 holds GPU 0, machine 1 holds GPUs 1 and 2 in one slot
@@ -110,7 +110,8 @@ def test_split_follows_the_largest_w_over_g_rule():
 
 class ComparingThemis(Themis):
     """Themis that, before each round, prices random bundles of every active app through the
-    cached path (view_rho with its kept times, count-keyed for count-only apps; and its bounds)
+    cached path (view_rho with its kept times, keyed by count for count-only apps and by count and
+    speed in LPT waves; and its bounds, taken first)
     and through the plain estimator (rho of a fresh estimate), and records every disagreement."""
 
     name = "themis"
@@ -120,6 +121,7 @@ class ComparingThemis(Themis):
         self.draw = np.random.default_rng(seed)
         self.checked = 0
         self.kept_hits = 0
+        self.ranged = 0        # bounds that were a range, not the exact value
         self.disagreements: list[tuple[float, int, tuple[int, ...]]] = []
 
     def round(self, view):
@@ -131,12 +133,13 @@ class ComparingThemis(Themis):
                 size = int(self.draw.integers(0, len(view.free) + 1))
                 bundle = frozenset(self.draw.choice(view.free, size=size, replace=False).tolist()) if size else frozenset()
                 gpus = app.holdings | bundle
-                if kept is not None and gpus and (len(gpus) if flat else gpus) in kept[1]:
+                if kept is not None and gpus and _shape(app, gpus, topology, flat) in kept[1]:
                     self.kept_hits += 1
                 plain = rho(estimate(app, profile), sorted(gpus), topology)
+                low, high = view_rho_bounds(app, topology, bundle, profile, count_only=flat)   # before it is known
                 cached = view_rho(app, topology, bundle, profile, count_only=flat)
-                low, high = view_rho_bounds(app, topology, bundle, profile, count_only=flat)
                 self.checked += 1
+                self.ranged += low < high
                 if not (cached == plain and low <= plain <= high):
                     self.disagreements.append((view.now, app.index, tuple(sorted(gpus))))
         return super().round(view)
@@ -144,12 +147,13 @@ class ComparingThemis(Themis):
 
 @pytest.mark.parametrize("workload,lies", [("W1", {}), ("W2", {3: 0.3, 5: 0.2})])
 def test_kept_estimates_equal_the_plain_estimator_on_simulated_states(workload, lies):
-    """The estimates an app keeps from round to round (by GPU set, by count for count-only apps)
-    equal the plain estimator's on the states of a contended run, liars included."""
+    """The estimates an app keeps from round to round (by GPU set, by count for count-only apps, by
+    count and speed in LPT waves) equal the plain estimator's, and its bounds hold them, on the
+    states of a contended run, liars included."""
     base = generate_themis(workload=workload, gpus=16, apps=24)
     inst = replace(base, topology=GpuTopology.uniform(racks=2, machines_per_rack=2, slots_per_machine=2,
                                                       gpus_per_slot=2))
     policy = ComparingThemis(seed=3, lies=lies)
     run = simulate(inst, policy, SimOptions(lease=60.0))
-    assert run.rounds > 20 and policy.checked > 200 and policy.kept_hits > 20
+    assert run.rounds > 20 and policy.checked > 200 and policy.kept_hits > 20 and policy.ranged > 20
     assert policy.disagreements == []

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mlsched.formulations import themis, themis_machine_dp
-from mlsched.formulations.themis import exhaustive_bids, log_values, pa_auction, table_usage
+from mlsched.formulations.themis import exhaustive_bids, log_values, pa_auction, table_usage, usage_matrices
 from mlsched.formulations.themis_machine_dp import WINDOW, MachineDp, machine_dp
 from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.online.themis.bids import Offer, canonical_bids
@@ -33,6 +33,14 @@ def _random_synthetic(rng: np.random.Generator) -> tuple[list[list[float]], list
     return phi, usage, capacity
 
 
+def _dense(usage, capacity, keys=None):
+    """The DP's inputs: each table's rows' units per capacity row (``keys``, default every
+    capacity row, in sorted order) and the capacities in that order."""
+    keys = sorted(capacity) if keys is None else keys
+    return ([np.array([[row[k] for k in keys] for row in table], dtype=np.int64).reshape(len(table), len(keys))
+             for table in usage], np.array([capacity[k] for k in keys], dtype=np.int64))
+
+
 def _allocations(phi, usage, capacity, skip=None):
     """(welfare summed in bidder order, GPUs, rows) of every feasible allocation (bidder ``skip`` out)."""
     bidders = [i for i in range(len(phi)) if i != skip]
@@ -49,7 +57,7 @@ def test_dp_values_and_forced_allocation_equal_brute_force(seed):
     """Phi*, every Phi*_{-i}, and: the DP names an allocation exactly when brute force finds one
     allocation with the fewest GPUs among those within WINDOW of Phi*, welfare maximal."""
     phi, usage, capacity = _random_synthetic(np.random.default_rng(seed))
-    dp = MachineDp(phi, usage, capacity)
+    dp = MachineDp(phi, *_dense(usage, capacity))
     every = _allocations(phi, usage, capacity)
     best = max(w for w, _, _ in every)
     assert dp.phi_star == pytest.approx(best, abs=1e-12)
@@ -60,15 +68,32 @@ def test_dp_values_and_forced_allocation_equal_brute_force(seed):
     at_fewest = [rows for g, rows in near if g == fewest]
     forced = at_fewest[0] if len(at_fewest) == 1 and sum(phi[i][b] for i, b in enumerate(at_fewest[0])) == best else None
     assert dp.forced_rows() == forced
-    answer = machine_dp(phi, usage, capacity)
+    answer = machine_dp(phi, *_dense(usage, capacity))
     assert (answer is None) == (forced is None)
     if answer is not None:
         assert answer.rows == forced and answer.phi_without == dp.phi_without
 
 
+def test_capacity_rows_no_row_uses_change_nothing():
+    """The auction hands the DP the usage columns of its whole tables, before dominated rows are
+    pruned, so some columns may be unused by every row left: the DP's Phi*, Phi*_{-i} and forced
+    allocation are the same as on the used columns alone (and with an unused capacity row added)."""
+    unused = 0
+    for seed in range(300):
+        phi, usage, capacity = _random_synthetic(np.random.default_rng(seed))
+        used = sorted({k for table in usage for row in table for k in row})
+        widened = capacity + Counter({max(capacity) + 1: 2})
+        unused += len(used) < len(capacity)
+        alone = MachineDp(phi, *_dense(usage, capacity, used))
+        for dp in (MachineDp(phi, *_dense(usage, capacity)), MachineDp(phi, *_dense(usage, widened))):
+            assert dp.phi_star == alone.phi_star and dp.phi_without == alone.phi_without
+            assert dp.forced_rows() == alone.forced_rows()
+    assert unused >= 10   # not vacuous: some cases have capacity rows no row uses (19 of the 300)
+
+
 def test_both_outcomes_occur_in_the_brute_force_cases():
     """The comparison above is not vacuous: the DP both answers and declines among its cases."""
-    outcomes = Counter(MachineDp(*case).forced_rows() is None
+    outcomes = Counter(MachineDp(case[0], *_dense(case[1], case[2])).forced_rows() is None
                        for case in (_random_synthetic(np.random.default_rng(seed)) for seed in range(300)))
     assert outcomes[True] >= 30 and outcomes[False] >= 30
 
@@ -78,7 +103,7 @@ def test_exact_tie_at_the_fewest_gpus_is_declined():
     is HiGHS's and the DP declines; the auction still answers through HiGHS."""
     phi = [[-1.0, -0.5], [-1.0, -0.5]]
     usage = [[Counter(), Counter({0: 1})], [Counter(), Counter({0: 1})]]
-    assert machine_dp(phi, usage, Counter({0: 1})) is None
+    assert machine_dp(phi, *_dense(usage, Counter({0: 1}))) is None
     tables = [[(frozenset(), math.e), (frozenset({7}), math.exp(0.5))]] * 2
     result = pa_auction(tables, [7], lp_bound=False)
     assert sorted(map(len, result.bundles)) == [0, 1]
@@ -87,12 +112,12 @@ def test_exact_tie_at_the_fewest_gpus_is_declined():
 def test_dp_beyond_the_caps_is_declined():
     phi = [[0.0, 1.0], [0.0, 2.0]]
     usage = [[Counter(), Counter({0: 1})]] * 2
-    assert machine_dp(phi, usage, Counter({0: 1, 1: 0})) is not None
-    assert machine_dp(phi, usage, Counter({0: 1}), state_cap=1) is None      # two vectors after bidder 0
-    assert machine_dp(phi, usage, Counter({0: 1}), pair_cap=3) is None       # 1 x 2 + 2 x 1 pairs
+    assert machine_dp(phi, *_dense(usage, Counter({0: 1, 1: 0}))) is not None
+    assert machine_dp(phi, *_dense(usage, Counter({0: 1})), state_cap=1) is None      # two vectors after bidder 0
+    assert machine_dp(phi, *_dense(usage, Counter({0: 1})), pair_cap=3) is None       # 1 x 2 + 2 x 1 pairs
     wide_phi, wide_usage = [[-float(r) for r in range(41)], [0.0, 1.0]], [[Counter()] * 41, usage[1]]
-    assert machine_dp(wide_phi, wide_usage, Counter({0: 1}), state_cap=2) is not None
-    assert machine_dp(wide_phi, wide_usage, Counter({0: 1}), state_cap=1) is None   # 41 candidates > 1 x 32
+    assert machine_dp(wide_phi, *_dense(wide_usage, Counter({0: 1})), state_cap=2) is not None
+    assert machine_dp(wide_phi, *_dense(wide_usage, Counter({0: 1})), state_cap=1) is None   # 41 candidates > 1 x 32
 
 
 def _random_apps(rng: np.random.Generator, topology: GpuTopology, gpus: int):
@@ -151,8 +176,8 @@ def test_canonical_auctions_equal_the_highs_path(monkeypatch):
         group_of = {g: topology.machine_of(g) for g in offered}
         fresh = pa_auction(tables, offered, group_of=group_of, lp_bound=False, solves="fresh")
         _same_as_fresh(pa_auction(tables, offered, group_of=group_of, lp_bound=False), fresh)
-        usage = table_usage(tables, group_of)
-        assert MachineDp(log_values(tables), usage, Counter(group_of.values())).phi_star \
+        units, capacity = usage_matrices(tables, table_usage(tables, group_of), Counter(group_of.values()))
+        assert MachineDp(log_values(tables), units, capacity).phi_star \
             == pytest.approx(fresh.phi_star, abs=1e-9)
     assert sum(calls) >= 10 and not all(calls)
 

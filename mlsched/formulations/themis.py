@@ -422,9 +422,11 @@ def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: fl
     return _rows([len(t) for t in tables], report.schedule)
 
 
-def usage_matrices(tables: Sequence[BidTable], usage: Usage) -> list[np.ndarray]:
-    """Each table's rows' units of every capacity row, dense (one column per capacity row, in
-    sorted order), from :func:`table_usage`: each distinct bundle's vector is built once."""
+def usage_matrices(tables: Sequence[BidTable], usage: Usage,
+                   capacity: Mapping[int, int]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Each table's rows' units of every capacity row, dense (one column per capacity row some row
+    uses, in sorted order), from :func:`table_usage`, each distinct bundle's vector built once; and
+    ``capacity`` (units per capacity row) in the same column order."""
     keys = sorted({k for uses in usage for use in uses for k in use})
     position = {k: c for c, k in enumerate(keys)}
     index: dict[frozenset[int], int] = {}
@@ -437,8 +439,9 @@ def usage_matrices(tables: Sequence[BidTable], usage: Usage) -> list[np.ndarray]
                 vector[[position[k] for k in use]] = list(use.values())
                 vectors.append(vector)
     dense = np.array(vectors, dtype=np.int64).reshape(len(vectors), len(keys))
-    return [dense[np.fromiter((index[bundle] for bundle, _ in table), dtype=np.int64, count=len(table))]
-            for table in tables]
+    matrices = [dense[np.fromiter((index[bundle] for bundle, _ in table), dtype=np.int64, count=len(table))]
+                for table in tables]
+    return matrices, np.array([capacity[k] for k in keys], dtype=np.int64)
 
 
 def undominated(use: np.ndarray, phi: Sequence[float]) -> list[int]:
@@ -476,6 +479,16 @@ def _settled(tables: Sequence[BidTable], kept: Sequence[Sequence[int]], phi: Seq
                          payments=payments, phi_without=without, lp_bound=float(lp))
 
 
+def _lone(table: BidTable, phi: Sequence[float]) -> AuctionResult:
+    """A lone bidder's auction: its best row, the fewest GPUs among ties, the first of those (A4).
+    Taken on the whole table: a row that dominates the best one (:func:`undominated`) is worth as
+    much with the same usage and comes earlier, so the first best row is never pruned and pruning
+    would not change the choice."""
+    best = max(range(len(table)), key=lambda b: (phi[b], -len(table[b][0])))
+    return AuctionResult(phi_star=phi[best], rows=[best], bundles=[table[best][0]], payments=[1.0],
+                         phi_without=[0.0], lp_bound=phi[best])
+
+
 def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: Mapping[int, int] | None = None,
                lp_bound: bool = True,
                solves: str = "fixed") -> AuctionResult:
@@ -492,16 +505,16 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
     if solves not in AUCTION_SOLVES:
         raise UsageError(f"unknown auction solves {solves!r}; choose one of {', '.join(AUCTION_SOLVES)}")
     phi = log_values(tables)   # the cap (A5) is set on the full tables, before pruning
+    if len(tables) == 1:   # a lone bidder takes its best row (fewest GPUs among ties) and pays nothing (A4)
+        return _lone(tables[0], phi[0])
     usage = table_usage(tables, group_of)
-    kept = [undominated(use, values) for use, values in zip(usage_matrices(tables, usage), phi)]
+    capacity = _usage(frozenset(offered), group_of)
+    dense, capacity_units = usage_matrices(tables, usage, capacity)
+    kept = [undominated(use, values) for use, values in zip(dense, phi)]
     tables = [[table[b] for b in rows] for table, rows in zip(tables, kept)]
     phi = [[values[b] for b in rows] for values, rows in zip(phi, kept)]
     usage = [[uses[b] for b in rows] for uses, rows in zip(usage, kept)]
-    if len(tables) == 1:   # a lone bidder takes its best row (fewest GPUs among ties) and pays nothing (A4)
-        best = max(range(len(tables[0])), key=lambda b: (phi[0][b], -len(tables[0][b][0])))
-        return AuctionResult(phi_star=phi[0][best], rows=[kept[0][best]], bundles=[tables[0][best][0]], payments=[1.0],
-                             phi_without=[0.0], lp_bound=phi[0][best])
-    forced = machine_dp(phi, usage, _usage(frozenset(offered), group_of)) if solves == "fixed" else None
+    forced = machine_dp(phi, [use[rows] for use, rows in zip(dense, kept)], capacity_units) if solves == "fixed" else None
     if forced is not None:   # small lattice, fewest-GPU allocation forced: no HiGHS solve (A8c)
         return _settled(tables, kept, phi, forced.rows, forced.phi_without.__getitem__,
                         pf_arrays(tables, phi, offered, group_of=group_of, usage=usage) if lp_bound else None)

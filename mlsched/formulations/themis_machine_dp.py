@@ -51,7 +51,6 @@ Phi*_{-i} may differ from HiGHS's objective in the last bits.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -108,25 +107,18 @@ class Stage:
 
 class MachineDp:
     """The forward DP up to F_{n-1} and the backward DP down to B_1 of one auction (n >= 1
-    bidders): Phi* and every Phi*_{-i} by (DP-i), and the members of W. ``usage[i][b]``: the
-    units row b of bidder i takes of each capacity row; ``capacity``: C_k. Raises
-    :class:`BeyondCaps` past the caps."""
+    bidders): Phi* and every Phi*_{-i} by (DP-i), and the members of W. ``units[i]``: one array
+    row per bid row of bidder i, the units it takes of each capacity row (one column each, as
+    :func:`mlsched.formulations.themis.usage_matrices` gives them); ``capacity``: C_k in the same
+    column order. Raises :class:`BeyondCaps` past the caps."""
 
-    def __init__(self, phi: Sequence[Sequence[float]], usage: Sequence[Sequence[Counter[int]]],
-                 capacity: Counter[int], *, state_cap: int = STATE_CAP, pair_cap: int = PAIR_CAP) -> None:
-        keys = sorted({k for table in usage for row in table for k in row})
-        self.capacity = np.array([capacity[k] for k in keys], dtype=np.int64)
-        position = {k: c for c, k in enumerate(keys)}
-        self.units: list[np.ndarray] = []
-        for table in usage:
-            units = np.zeros((len(table), len(keys)), dtype=np.int64)
-            for r, row in enumerate(table):
-                for k, n in row.items():
-                    units[r, position[k]] = n
-            self.units.append(units)
+    def __init__(self, phi: Sequence[Sequence[float]], units: Sequence[np.ndarray], capacity: np.ndarray, *,
+                 state_cap: int = STATE_CAP, pair_cap: int = PAIR_CAP) -> None:
+        self.capacity = np.asarray(capacity, dtype=np.int64)
+        self.units = [np.asarray(use, dtype=np.int64).reshape(len(use), len(self.capacity)) for use in units]
         self.phi = [np.asarray(values, dtype=float) for values in phi]
         self.gpus = [units.sum(axis=1) for units in self.units]
-        start = Stage(np.zeros((1, len(keys)), dtype=np.int64), np.zeros(1))
+        start = Stage(np.zeros((1, len(self.capacity)), dtype=np.int64), np.zeros(1))
         forward = [start]                        # F_0 .. F_{n-1}
         for units, values in zip(self.units[:-1], self.phi[:-1]):
             forward.append(forward[-1].extend(units, values, self.capacity, True, state_cap))
@@ -192,12 +184,12 @@ class MachineDp:
         return at_fewest[0][1]
 
 
-def machine_dp(phi: Sequence[Sequence[float]], usage: Sequence[Sequence[Counter[int]]], capacity: Counter[int], *,
+def machine_dp(phi: Sequence[Sequence[float]], units: Sequence[np.ndarray], capacity: np.ndarray, *,
                state_cap: int = STATE_CAP, pair_cap: int = PAIR_CAP) -> MachineDpAnswer | None:
     """Phi*, every Phi*_{-i} and the fewest-GPU allocation when the DP stays within the caps and
     that allocation is forced (module docstring); None otherwise."""
     try:
-        dp = MachineDp(phi, usage, capacity, state_cap=state_cap, pair_cap=pair_cap)
+        dp = MachineDp(phi, units, capacity, state_cap=state_cap, pair_cap=pair_cap)
     except BeyondCaps:
         return None
     rows = dp.forced_rows()

@@ -48,7 +48,7 @@ class AppView:
     in its current phase (alive jobs) and later phases, its elapsed time, T_id and profile.
     ``memo`` is the policy's scratch space for its own estimates of this app at this round,
     ``carry`` the same across all rounds of the run (the policy keys what it keeps there by what it
-    depends on)."""
+    depends on, e.g. :attr:`work_stamp`)."""
 
     __slots__ = ("_state", "_engine", "index", "app", "start", "elapsed", "holdings", "expired", "unmet",
                  "service", "memo", "carry", "_t_id")
@@ -75,7 +75,19 @@ class AppView:
 
     @property
     def current_caps(self) -> tuple[int, ...]:
-        return self._state.alive_jobs()[1]
+        return self._state.alive_caps
+
+    @property
+    def work_stamp(self) -> int:
+        """A number that changes whenever the alive jobs' work or caps or the later phases may have
+        changed: two rounds with the same stamp see the same :attr:`current_work`,
+        :attr:`current_caps` and :attr:`future_phases`."""
+        return self._state.stamp
+
+    @property
+    def current_extent(self) -> tuple[float, float]:
+        """The total and the largest w_j of the alive jobs (summed by numpy, not term by term)."""
+        return self._state.alive_extent()
 
     @property
     def future_phases(self) -> tuple[tuple[tuple[float, ...], tuple[int, ...]], ...]:
@@ -161,6 +173,8 @@ class _AppState:
     work: np.ndarray = field(default_factory=lambda: np.zeros(0))      # W_j of the current phase's jobs
     future: tuple[tuple[tuple[float, ...], tuple[int, ...]], ...] = ()   # (work, caps) of the later phases
     alive: tuple[tuple[float, ...], tuple[int, ...]] | None = None   # alive_jobs() until the remaining work changes
+    extent: tuple[float, float] | None = None                        # alive_extent() until then
+    stamp: int = 0                                                   # bumped whenever the remaining work may change
     carry: dict[object, object] = field(default_factory=dict)          # AppView.carry
     alive_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))   # jobs with work left
     alive_caps: tuple[int, ...] = ()
@@ -190,6 +204,18 @@ class _AppState:
             self.alive = (tuple(self.remaining[self.alive_index].tolist()), self.alive_caps)
         return self.alive
 
+    def alive_extent(self) -> tuple[float, float]:
+        """(sum, max) of the alive jobs' remaining work, kept as :meth:`alive_jobs`."""
+        if self.extent is None:
+            work = self.remaining[self.alive_index]
+            self.extent = (float(work.sum()), float(work.max(initial=0.0)))
+        return self.extent
+
+    def work_moved(self) -> None:
+        """The remaining work may have changed: forget what was derived from it."""
+        self.alive = self.extent = None
+        self.stamp += 1
+
     def update_demand(self) -> None:
         """GPUs the app can use now: the caps of its alive jobs (a job finished or a phase began;
         between these the alive jobs stay, as a job's work reaches 0 only while it runs and its
@@ -197,7 +223,7 @@ class _AppState:
         self.alive_index = np.flatnonzero(self.remaining > 0)
         self.alive_caps = tuple(self.caps[self.alive_index].tolist())
         self.demand_now = sum(self.alive_caps)
-        self.alive = None
+        self.work_moved()
 
     def demand(self) -> int:
         return self.demand_now
@@ -220,7 +246,7 @@ class EventEngine:
         self.free: set[int] = set(range(instance.num_gpus))
         self.active: list[int] = []
         self.holders: set[int] = set()                      # active apps holding GPUs (the only ones progressing)
-        self._slots: slice | None = None                    # _holder_slots() until the holders change
+        self._slots: np.ndarray | None = None               # _holder_slots() until the holders change
         self.expiries: list[tuple[float, int, int]] = []   # (time, gpu, app)
         self.just_expired: dict[int, set[int]] = {}         # app -> GPUs whose lease ended at this event
         self.holdings: list[Holding] = []
@@ -271,14 +297,12 @@ class EventEngine:
                          holdings=self.holdings, jobs=self.job_log, rounds=self.rounds, round_seconds=self.round_seconds,
                          stats=getattr(self.policy, "stats", {}))
 
-    def _holder_slots(self) -> slice:
-        """The slots of the job arrays spanning every app holding GPUs (others there have rate 0)."""
+    def _holder_slots(self) -> np.ndarray:
+        """The slots of the job arrays of every app holding GPUs, in order (only their jobs run)."""
         if self._slots is None:
-            if not self.holders:
-                self._slots = slice(0, 0)
-            else:
-                start = self.arrays.start
-                self._slots = slice(int(start[min(self.holders)]), int(start[max(self.holders) + 1]))
+            start = self.arrays.start
+            self._slots = np.concatenate([np.zeros(0, dtype=np.int64),
+                                          *(np.arange(start[a], start[a + 1]) for a in sorted(self.holders))])
         return self._slots
 
     def _next_completion(self) -> float:
@@ -297,11 +321,11 @@ class EventEngine:
         begin = np.maximum(self.arrays.resume[slots], self.now)
         progress = rate * np.clip(t - begin, 0.0, dt)
         done_at = begin + np.divide(remaining, rate, out=np.full_like(rate, math.inf), where=rate > 0)
-        remaining[:] = np.where(done_at <= t * (1 + 1e-12), 0.0, np.maximum(remaining - progress, 0.0))
+        self.arrays.remaining[slots] = np.where(done_at <= t * (1 + 1e-12), 0.0, np.maximum(remaining - progress, 0.0))
         for a in self.holders:
             s = self.states[a]
             s.service += len(s.holdings) * dt
-            s.alive = None
+            s.work_moved()
         self.cum_active += len(self.active) * dt
         self.now = t
 
@@ -316,7 +340,7 @@ class EventEngine:
         touched = set()
         slots = self._holder_slots()
         done = (self.arrays.remaining[slots] <= DONE_TOLERANCE * self.arrays.work[slots]) & (self.arrays.rate[slots] > 0)
-        for a in sorted(set(self.arrays.owner(slots.start + np.flatnonzero(done)).tolist())):
+        for a in sorted(set(self.arrays.owner(slots[done]).tolist())):
             s = self.states[a]
             finished = (s.remaining <= DONE_TOLERANCE * s.work) & (s.rate > 0)
             s.remaining[finished] = 0.0

@@ -20,6 +20,7 @@ level >= 2 and S' = max(0.05, S (1 - X)) for level <= 1, in its bids and in its 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -35,6 +36,10 @@ from mlsched.solve import solver_threads
 
 CURRENT_RHO = ("holdings", "running")
 SOLVER_THREADS = 1   # HiGHS threads of the auctions' solves (A8b): the pool's idle wait costs more than it saves
+
+
+def _never_priced(bundle: frozenset[int]) -> float:
+    raise AssertionError("an app without unmet demand is never priced")
 
 
 def lie_profile(profile: Sequence[float], factor: float) -> tuple[float, ...]:
@@ -98,6 +103,9 @@ class Themis:
         topology = self.instance.topology
         round_apps = []
         for app in view.apps:
+            if not app.unmet:   # it counts toward N_active but neither bids nor receives GPUs (§2.5, A3)
+                round_apps.append(RoundApp(Bidder(str(app.index), _never_priced, 0), math.inf, app.start))
+                continue
             profile, flat = self._reported(app), self._count_only(app)
             bidder = Bidder(str(app.index), lambda b, app=app, p=profile, c=flat: view_rho(app, topology, b, p, count_only=c),
                             app.unmet)

@@ -103,22 +103,28 @@ def rho(app: App, gpus: Sequence[int], topology: GpuTopology) -> float:
 
 
 def rho_bounds(app: App, gpus: Sequence[int], topology: GpuTopology) -> tuple[float, float]:
-    """(lo, hi) with lo <= rho(G) <= hi, without the LPT waves: a phase with k < n jobs takes between
-    max(w_max, W / k) and W / k + w_max (any list schedule ends by then) at the slowest type of G;
-    every other phase its exact time."""
+    """(lo, hi) with lo <= rho(G) <= hi up to rounding, without the LPT waves: a phase with k < n
+    jobs takes :func:`waves_bounds`; every other phase its exact time (summed as :func:`rho` does,
+    so that the bounds are rho(G) itself when no phase runs in waves)."""
     k = len(gpus)
     if k == 0:
         return math.inf, math.inf
-    low = high = app.elapsed
-    for p in app.phases:
-        if k < len(p.work):
-            rate, total, longest = speed(app.speeds, gpus, topology), math.fsum(p.work), max(p.work)
-            low += _duration(max(longest, total / k), rate)
-            high += _duration(total / k + longest, rate)
-        else:
-            exact = phase_time(p, gpus, topology, app.profile, app.speeds)
-            low, high = low + exact, high + exact
-    return low / app.t_id, high / app.t_id
+    rate = speed(app.speeds, gpus, topology)
+    return _bounds(app.elapsed, app.t_id, [
+        waves_bounds(math.fsum(p.work), max(p.work), k, rate) if k < len(p.work)
+        else (phase_time(p, gpus, topology, app.profile, app.speeds),) * 2 for p in app.phases])
+
+
+def _bounds(elapsed: float, t_id: float, phases: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """(elapsed + sum of the phases' lower times) / T_id and the same of their upper times, the
+    sums taken as :func:`time_left` takes them."""
+    return ((elapsed + sum(low for low, _ in phases)) / t_id, (elapsed + sum(high for _, high in phases)) / t_id)
+
+
+def waves_bounds(total: float, longest: float, k: int, rate: float) -> tuple[float, float]:
+    """The time of n > k one-GPU jobs of total work W and longest w_max in LPT waves on k GPUs at
+    ``rate`` lies between max(w_max, W / k) and W / k + w_max (any list schedule ends by then)."""
+    return _duration(max(longest, total / k), rate), _duration(total / k + longest, rate)
 
 
 def successive_halving(iteration_times: Sequence[float], budget: float, *, cap: int, cluster_gpus: int,
@@ -160,11 +166,11 @@ def estimate(view: AppView, profile: Sequence[float] | None = None) -> App:
 def _kept_times(view: AppView, reported: tuple[float, ...] | None) -> dict[object, float]:
     """:func:`time_left` of the app's estimates by GPU set (or count), kept in the view's carry from
     round to round while the estimate's inputs other than elapsed and T_id stay: the alive jobs'
-    work and caps, the later phases and the reported profile (an app holding no GPUs keeps them).
-    Emptied when it grows past KEPT_TIMES_MAX entries."""
+    work and caps and the later phases (the same :attr:`AppView.work_stamp`; an app holding no GPUs
+    keeps them) and the reported profile. Emptied when it grows past KEPT_TIMES_MAX entries."""
     times = view.memo.get(("times", reported))
     if times is None:
-        state = (view.current_work, view.current_caps, view.future_phases, reported)
+        state = (view.work_stamp, reported)
         kept = view.carry.get("times")
         if kept is None or kept[0] != state or len(kept[1]) > KEPT_TIMES_MAX:
             kept = view.carry["times"] = (state, {})
@@ -172,14 +178,27 @@ def _kept_times(view: AppView, reported: tuple[float, ...] | None) -> dict[objec
     return times  # type: ignore[return-value]
 
 
+def _shape(view: AppView, gpus: frozenset[int], topology: GpuTopology, count_only: bool) -> object:
+    """What the app's time left under ``gpus`` depends on beyond its work: the GPU count for a
+    count-only app; the count and the slowest type's speed when every phase has more jobs than
+    GPUs (each phase then runs in LPT waves, :func:`phase_time`, whatever the placement); else
+    the GPU set."""
+    k = len(gpus)
+    if count_only:
+        return k
+    if k < len(view.current_caps) and all(k < len(work) for work, _ in view.future_phases):
+        return "waves", k, speed(view.app.speed_of, gpus, topology)
+    return gpus
+
+
 def view_rho(view: AppView, topology: GpuTopology, bundle: frozenset[int] = frozenset(),
              profile: Sequence[float] | None = None, *, count_only: bool = False) -> float:
     """rho_i(H_i U bundle) (§1.5) of an active app as its agent estimates it; +inf without GPUs.
     Cached in the view's memo (the auction asks for the same GPU set many times in a round), and
-    its time left by GPU set across rounds (:func:`_kept_times`); ``count_only`` (the app's rho
-    depends on its GPU count only, :func:`mlsched.online.themis.policy.count_only`) keys that time
-    by the number of GPUs. rho = (elapsed + time left) / T_id, the same float operations as
-    :func:`rho` on :func:`estimate`."""
+    its time left across rounds (:func:`_kept_times`) by what it depends on (:func:`_shape`;
+    ``count_only``: the app's rho depends on its GPU count only,
+    :func:`mlsched.online.themis.policy.count_only`). rho = (elapsed + time left) / T_id, the same
+    float operations as :func:`rho` on :func:`estimate`."""
     gpus = view.holdings | bundle
     if not gpus:
         return math.inf
@@ -187,7 +206,7 @@ def view_rho(view: AppView, topology: GpuTopology, bundle: frozenset[int] = froz
     key = ("rho", gpus, reported)
     if key not in view.memo:
         times = _kept_times(view, reported)
-        shape = len(gpus) if count_only else gpus
+        shape = _shape(view, gpus, topology, count_only)
         spent = times.get(shape)
         if spent is None:
             spent = times[shape] = time_left(estimate(view, profile), sorted(gpus), topology)
@@ -197,15 +216,22 @@ def view_rho(view: AppView, topology: GpuTopology, bundle: frozenset[int] = froz
 
 def view_rho_bounds(view: AppView, topology: GpuTopology, bundle: frozenset[int] = frozenset(),
                     profile: Sequence[float] | None = None, *, count_only: bool = False) -> tuple[float, float]:
-    """Bounds on :func:`view_rho` (exact when it or its time left is already known): :func:`rho_bounds`."""
+    """Bounds on :func:`view_rho` (exact when it or its time left is already known): :func:`rho_bounds`,
+    from the alive jobs' total and longest work alone (no estimate built) when every phase has more
+    jobs than the GPUs."""
     gpus = view.holdings | bundle
     reported = tuple(profile) if profile is not None else None
     known = view.memo.get(("rho", gpus, reported))
-    if known is None and gpus and (len(gpus) if count_only else gpus) in _kept_times(view, reported):
+    if known is None and gpus and _shape(view, gpus, topology, count_only) in _kept_times(view, reported):
         known = view_rho(view, topology, bundle, profile, count_only=count_only)
     if known is not None:
         return known, known  # type: ignore[return-value]
-    return rho_bounds(estimate(view, profile), sorted(gpus), topology)
+    k = len(gpus)
+    if not 0 < k < len(view.current_caps) or any(len(work) <= k for work, _ in view.future_phases):
+        return rho_bounds(estimate(view, profile), sorted(gpus), topology)
+    rate = speed(view.app.speed_of, gpus, topology)
+    return _bounds(view.elapsed, view.t_id, [waves_bounds(total, longest, k, rate) for total, longest in
+                                             (view.current_extent, *((math.fsum(w), max(w)) for w, _ in view.future_phases))])
 
 
 def surely_finite(view: AppView, bundle: frozenset[int] = frozenset()) -> bool:
