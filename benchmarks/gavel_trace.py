@@ -6,7 +6,8 @@ For each policy, in a fresh process: CPU seconds (``time.process_time``) and wal
 simulation and of the independent checker, peak memory (max resident set), rounds, max rho and
 mean job completion time. Gavel itself needs about 7 CPU minutes for its FTF policy on this trace;
 the goal for ``gavel-ftf`` here is at least 10x less. ``--cpu-limit S`` stops a simulation after S
-CPU seconds and reports how far it got (simulated time, apps finished). HiGHS runs on
+CPU seconds and reports how far it got (simulated time, apps finished), as it does for a simulation
+that fails (its error printed). HiGHS runs on
 ``--solver-threads`` threads (default 1, 0 for HiGHS's default; Themis's auctions too, whose own
 default is 1): Themis's auctions are thousands of small MILPs, for which HiGHS's default thread
 pool only adds CPU time spent waiting (the run record is the same). ``--apps N`` runs the first N
@@ -83,6 +84,7 @@ def write_records(path: str, records: dict, force: bool) -> None:
 
 def one(policy_name: str, apps: int | None, gpus: int, cpu_limit: float | None, trace: str | None,
         solver_threads: int, record: bool = False) -> dict:
+    from mlsched.errors import MlschedError
     from mlsched.instance.generators.gavel import generate_gavel
     from mlsched.metrics import themis_summary
     from mlsched.sim.event_check import assert_valid_run
@@ -105,9 +107,9 @@ def one(policy_name: str, apps: int | None, gpus: int, cpu_limit: float | None, 
         signal.setitimer(signal.ITIMER_PROF, cpu_limit)
     try:
         run = engine.run()
-    except OutOfTime:
+    except (OutOfTime, MlschedError) as stop:   # the CPU limit, or a failure inside the simulation
         finished = sum(s.finish is not None for s in engine.states)
-        row.update(finished=False, sim_cpu_s=time.process_time() - cpu, sim_wall_s=time.perf_counter() - wall,
+        row.update(finished=False, error=str(stop) or None, sim_cpu_s=time.process_time() - cpu, sim_wall_s=time.perf_counter() - wall,
                    simulated_days=engine.now / 86400, apps_finished=finished, rounds=engine.rounds,
                    peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         if record:
@@ -163,7 +165,7 @@ def main() -> None:
         head = (f"{name}: {row['apps']} jobs on {row['gpus']} GPUs, lease/round {row['lease']:g} s, "
                 f"HiGHS threads {row['solver_threads'] or 'default'}")
         if not row["finished"]:
-            print(f"{head}: stopped after {row['sim_cpu_s']:.1f} CPU s ({row['sim_wall_s']:.1f} s wall) at "
+            print(f"{head}: {'failed (' + row['error'] + ')' if row['error'] else 'stopped'} after {row['sim_cpu_s']:.1f} CPU s ({row['sim_wall_s']:.1f} s wall) at "
                   f"{row['simulated_days']:.1f} simulated days, {row['apps_finished']} jobs finished, "
                   f"{row['rounds']} rounds, peak {row['peak_mb']:.0f} MB")
             continue
