@@ -96,7 +96,7 @@ def one(policy_name: str, apps: int | None, gpus: int, cpu_limit: float | None, 
     inst = generate_gavel(trace=trace, gpus=gpus, apps=apps)
     policy = get_system("themis").policy(policy_name)
     if hasattr(policy, "solver_threads"):   # Themis's auctions (its own default is 1 thread)
-        policy.solver_threads = solver_threads
+        policy.solver_threads = solver_threads or None
     options = SimOptions(lease=getattr(policy, "default_lease", SimOptions.lease))
     engine = EventEngine(inst, policy, options)
     row: dict = {"policy": policy_name, "apps": len(inst.apps), "gpus": inst.num_gpus, "lease": options.lease,

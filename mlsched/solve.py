@@ -583,7 +583,9 @@ class ArrayProgram:
     @property
     def is_mip(self) -> bool:
         """Some column is integer (HiGHS then reports a MIP bound)."""
-        return bool(self.integrality.any())
+        if not self.integer or not len(self.cost):
+            return False
+        return self.integer_columns is None or bool(np.any(self.integer_columns))
 
 
 @contextmanager
@@ -674,7 +676,9 @@ def load_arrays(program: ArrayProgram, *, time_limit: float | None = None, preso
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = program.a_start, program.a_index, program.a_value
     lp.sense_ = highspy.ObjSense.kMaximize if program.sense == "max" else highspy.ObjSense.kMinimize
     lp.offset_ = float(program.offset)
-    if program.is_mip:
+    if program.is_mip and program.integer_columns is None:   # every column integer: no per-column pass
+        lp.integrality_ = [highspy.HighsVarType.kInteger] * lp.num_col_
+    elif program.is_mip:
         lp.integrality_ = [highspy.HighsVarType.kInteger if integer else highspy.HighsVarType.kContinuous
                            for integer in program.integrality]
     h.passModel(lp)

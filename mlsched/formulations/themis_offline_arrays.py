@@ -183,8 +183,7 @@ def build_offline_arrays(data: OfflineData, t_id: np.ndarray, horizon: int, *, r
              np.full(n_live, -np.inf), np.full(n_live, float(n_machines)))
     # (6) q_it - X_it <= 0;  (7) q_it - d_i l_it <= 0
     _bounded_by_total(rows, q_cols, cell_pair, x_cols)
-    rows.add(np.concatenate([pairs, pairs]), np.concatenate([q_cols, l_cols]), np.concatenate([ones_live, -cap[li]]),
-             np.full(n_live, -np.inf), np.zeros(n_live))
+    _bounded_by_indicator(rows, q_cols, l_cols, cap[li])
     spread, cross = data.spread[li], data.cross_rack[li]
     if racked:
         k_cols, g_cols = k0 + pairs, g0 + pairs
@@ -201,8 +200,7 @@ def build_offline_arrays(data: OfflineData, t_id: np.ndarray, horizon: int, *, r
                  np.full(n_live, -np.inf), np.full(n_live, float(n_racks)))
         # (R3) g_it - X_it <= 0;  (R4) g_it - d_i k_it <= 0
         _bounded_by_total(rows, g_cols, cell_pair, x_cols)
-        rows.add(np.concatenate([pairs, pairs]), np.concatenate([g_cols, k_cols]),
-                 np.concatenate([ones_live, -cap[li]]), np.full(n_live, -np.inf), np.zeros(n_live))
+        _bounded_by_indicator(rows, g_cols, k_cols, cap[li])
         # (8R) p_it - Delta (X_it / s'_i + (1/s_i - 1/s'_i) g_it + (1 - 1/s_i) q_it) <= 0
         extra_cols = [g_cols, q_cols]
         extra_vals = [-delta * (1 / spread - 1 / cross), -delta * (1 - 1 / spread)]
@@ -255,3 +253,11 @@ def _bounded_by_total(rows: ArrayRows, cols: np.ndarray, cell_pair: np.ndarray, 
     n_live = len(cols)
     rows.add(np.concatenate([np.arange(n_live), cell_pair]), np.concatenate([cols, x_cols]),
              np.concatenate([np.ones(n_live), -np.ones(len(x_cols))]), np.full(n_live, -np.inf), np.zeros(n_live))
+
+
+def _bounded_by_indicator(rows: ArrayRows, cols: np.ndarray, indicator_cols: np.ndarray, cap: np.ndarray) -> None:
+    """Rows (7) and (R4): a per-pair column minus d_i times its indicator (l_it, k_it) <= 0."""
+    n_live = len(cols)
+    pairs = np.arange(n_live)
+    rows.add(np.concatenate([pairs, pairs]), np.concatenate([cols, indicator_cols]),
+             np.concatenate([np.ones(n_live), -cap]), np.full(n_live, -np.inf), np.zeros(n_live))
