@@ -48,6 +48,15 @@ ROUND_SECONDS = 360.0          # Gavel's time_per_iteration
 UNTYPED = "gpu"                # the one type of a cluster that names none
 
 
+def repeated_sum(value: float, count: int) -> float:
+    """value added ``count`` times, one addition after the other from 0.0 (as a loop over apps
+    adds each app's time; n * value may differ in the last bit)."""
+    total = 0.0
+    for _ in range(count):
+        total += value
+    return total
+
+
 class GavelFTF:
     name = "gavel-ftf"
     default_lease = ROUND_SECONDS
@@ -61,160 +70,168 @@ class GavelFTF:
         self.round_seconds = options.lease
         self.types = topology.type_names or (UNTYPED,)
         kinds = topology.gpu_types or (UNTYPED,) * topology.num_gpus
-        self.gpus_of = {t: [g for g in range(topology.num_gpus) if kinds[g] == t] for t in self.types}
-        self.type_of = {g: t for t, gpus in self.gpus_of.items() for g in gpus}
-        self.capacity = np.array([len(self.gpus_of[t]) for t in self.types], dtype=float)
+        self.gpus_of = [[g for g in range(topology.num_gpus) if kinds[g] == t] for t in self.types]   # pool order
+        self.gpu_set_of = [frozenset(gpus) for gpus in self.gpus_of]
+        self.capacity = np.array([len(gpus) for gpus in self.gpus_of], dtype=float)
         self.largest = int(self.capacity.max())          # an app's scale is capped at the largest type
         self.round_start = self.quiet_until = -np.inf
-        self.speeds: dict[int, np.ndarray] = {}          # app -> its speed per type
-        self.ran: dict[int, int] = {}                    # app -> type it ran on in the current round
-        self.allocation: dict[int, np.ndarray] = {}      # app -> x_ik of the last computation
-        self.job_time: dict[int, np.ndarray] = {}        # app -> time run per type since the last reset
-        self.deficit: dict[int, np.ndarray] = {}
-        self.worker_time = np.zeros(len(self.types))
+        apps, types = len(instance.apps), len(self.types)
+        # per app index (rows) and type (columns)
+        self.speeds = np.array([[app.speed_of.get(t, 1.0) for t in self.types] for app in instance.apps],
+                               dtype=float).reshape(apps, types)
+        self.allocation = np.zeros((apps, types))        # x_ik of the last computation (0 for apps outside it)
+        self.allocated = np.zeros(apps, dtype=bool)      # the app was in the last computation
+        self.job_time = np.zeros((apps, types))          # time run per type since the last reset
+        self.deficit = np.zeros((apps, types))
+        self.iso_cum = np.zeros(apps)
+        self.previous_work = np.zeros(apps)              # remaining work at the last computation
+        self.previous_thr_iso = np.ones(apps)            # thr_iso at the last computation
+        self.has_previous = np.zeros(apps, dtype=bool)
+        self.active = np.zeros(apps, dtype=bool)
+        self.worker_time = np.zeros(types)
         self.last_reset: float | None = None
-        self.known: set[int] = set()
+        self.known: list[int] = []                       # the active apps' indices at the last round, in view order
         self.changed = False
-        self.iso_cum: dict[int, float] = {}
-        self.previous: dict[int, tuple[float, float]] = {}   # app -> (remaining work, thr_iso) at the last computation
+        self.ran_apps = np.zeros(0, dtype=np.int64)      # apps that run in the current round
+        self.ran_types = np.zeros(0, dtype=np.int64)     # and the type each runs on
         self.stats = {"allocations": 0, "allocation_failures": 0, "solver_seconds": 0.0}
 
     # --- one round ------------------------------------------------------------------------
     def round(self, view: RoundView) -> dict[int, frozenset[int]]:
         """A round starts (the engine asks for none while apps hold GPUs before ``quiet_until``)."""
-        self._account(view)
-        self._track_apps(view)
+        rows = [app.index for app in view.apps]
+        index = np.array(rows, dtype=np.int64)
+        self._track_apps(rows)
+        self._account(view.now)
+        scale = [min(app.unmet + len(app.holdings), self.largest) for app in view.apps]
         if self.changed and (self.last_reset is None or view.now - self.last_reset >= self.reset_interval):
-            self._reset(view.now)
-            self._allocate(view)
-        scheduled = self._schedule(view)
+            self._reset(view.now, index)
+            self._allocate(view, index, scale)
+        scheduled = self._schedule(index, scale)
         if not scheduled and self.changed:   # nothing can run before a new allocation: compute it now
-            self._reset(view.now)
-            self._allocate(view)
-            scheduled = self._schedule(view)
+            self._reset(view.now, index)
+            self._allocate(view, index, scale)
+            scheduled = self._schedule(index, scale)
         self.round_start, self.quiet_until = view.now, view.now + self.round_seconds
-        self.ran = {view.apps[i].index: k for i, k in scheduled.items()}
-        return self._place(view, scheduled)
+        self.ran_apps = index[list(scheduled)]
+        self.ran_types = np.array(list(scheduled.values()), dtype=np.int64)
+        return self._place(view, scheduled, scale)
 
-    def _account(self, view: RoundView) -> None:
+    def _track_apps(self, rows: list[int]) -> None:
+        """New apps start with half a round run on every type and no deficit."""
+        if rows == self.known:      # the views list the active apps in arrival order
+            return
+        known = set(self.known)
+        self.active[list(known.difference(rows))] = False
+        new = [a for a in rows if a not in known]
+        self.active[new] = True
+        self.job_time[new] = self.round_seconds / 2
+        self.deficit[new] = 0.0
+        self.changed = True
+        self.known = rows
+
+    def _account(self, now: float) -> None:
         """Time run in the round that just ended, by every app still active."""
-        elapsed = view.now - self.round_start
-        for app in view.apps:
-            if app.index in self.ran:
-                self.job_time[app.index][self.ran[app.index]] += elapsed
-                self.worker_time[self.ran[app.index]] += elapsed
-        self.ran = {}
+        elapsed = now - self.round_start
+        still = self.active[self.ran_apps]
+        apps, types = self.ran_apps[still], self.ran_types[still]
+        self.job_time[apps, types] += elapsed
+        np.add.at(self.worker_time, types, elapsed)     # one addition per app, as the apps ran
+        self.ran_apps = self.ran_types = np.zeros(0, dtype=np.int64)
 
-    def _track_apps(self, view: RoundView) -> None:
-        active = {app.index for app in view.apps}
-        for a in self.known - active:
-            for table in (self.allocation, self.job_time, self.deficit, self.iso_cum, self.previous):
-                table.pop(a, None)
-        for a in active - self.known:
-            self.job_time[a] = np.full(len(self.types), self.round_seconds / 2)
-            self.deficit[a] = np.zeros(len(self.types))
-        self.changed |= active != self.known
-        self.known = active
-
-    def _reset(self, now: float) -> None:
+    def _reset(self, now: float, index: np.ndarray) -> None:
         since = now - self.last_reset if self.last_reset is not None else 0.0
-        self.worker_time[:] = 0.0
-        for a, spent in self.job_time.items():
-            should = self.allocation[a] * since if a in self.allocation else 0.0
-            self.deficit[a] += should - (spent - self.round_seconds / 2)
-            spent[:] = self.round_seconds / 2
-            self.worker_time += spent
+        half = self.round_seconds / 2
+        should = np.where(self.allocated[index][:, None], self.allocation[index] * since, 0.0)
+        self.deficit[index] += should - (self.job_time[index] - half)
+        self.job_time[index] = half
+        self.worker_time[:] = repeated_sum(half, len(index))
         self.last_reset = now
         self.changed = False
 
     # --- the allocation -------------------------------------------------------------------
-    def _scale(self, app: AppView) -> int:
-        return min(app.unmet + len(app.holdings), self.largest)
-
-    def _speeds(self, app: AppView) -> np.ndarray:
-        if app.index not in self.speeds:
-            speeds = app.app.speed_of
-            self.speeds[app.index] = np.array([speeds.get(t, 1.0) for t in self.types])
-        return self.speeds[app.index]
-
-    def _throughputs(self, apps: list[AppView]) -> tuple[np.ndarray, np.ndarray]:
+    def _throughputs(self, index: np.ndarray, scale: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """scale_i of every app and thr_ik = scale_i speed_ik (rows: apps, columns: types)."""
-        scale = np.array([self._scale(app) for app in apps], dtype=float)
-        speeds = np.array([self._speeds(app) for app in apps]).reshape(len(apps), len(self.types))
-        return scale, scale[:, None] * speeds
+        scales = np.array(scale, dtype=float)
+        return scales, scales[:, None] * self.speeds[index]
 
-    def _allocate(self, view: RoundView) -> None:
+    def _allocate(self, view: RoundView, index: np.ndarray, scale: list[int]) -> None:
         apps = view.apps
-        scale, thr = self._throughputs(apps)
+        scales, thr = self._throughputs(index, scale)
         remaining = np.array([app.remaining_work for app in apps])
-        for app, left in zip(apps, remaining):
-            if app.index in self.previous:
-                before, thr_iso = self.previous[app.index]
-                self.iso_cum[app.index] = self.iso_cum.get(app.index, 0.0) + (before - left) / thr_iso
-        iso = np.array([self.iso_cum.get(app.index, 0.0) for app in apps])
-        result = min_max_rho([app.elapsed for app in apps], remaining, thr, scale, iso, self.capacity,
+        before = self.has_previous[index]
+        seen = index[before]
+        self.iso_cum[seen] = self.iso_cum[seen] + (self.previous_work[seen] - remaining[before]) / self.previous_thr_iso[seen]
+        result = min_max_rho([app.elapsed for app in apps], remaining, thr, scales, self.iso_cum[index], self.capacity,
                              method=self.method)
         self.stats["allocations"] += 1
         self.stats["solver_seconds"] += result.report.solve_seconds
         x = result.x
         if x is None:      # Gavel falls back to the isolated allocation
             self.stats["allocation_failures"] += 1
-            x = isolated_share(scale, self.capacity)
-        self.allocation = {app.index: row for app, row in zip(apps, x)}
-        self.previous = {app.index: (left, thr_iso) for app, left, thr_iso in zip(apps, remaining, result.thr_iso)}
+            x = isolated_share(scales, self.capacity)
+        self.allocation[self.allocated] = 0.0
+        self.allocated[:] = False
+        self.allocation[index] = x
+        self.allocated[index] = True
+        self.has_previous[:] = False
+        self.has_previous[index] = True
+        self.previous_work[index] = remaining
+        self.previous_thr_iso[index] = result.thr_iso
 
     # --- priorities and the round's jobs ----------------------------------------------------
-    def _priorities(self, apps: list[AppView], thr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _priorities(self, index: np.ndarray, thr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """priority_ik, deficit_ik and x_ik of every app (rows) and type (columns)."""
-        zeros = np.zeros(len(self.types))
-        allocation = np.array([self.allocation.get(app.index, zeros) for app in apps])
-        deficit = np.array([self.deficit[app.index] for app in apps])
-        spent = np.array([self.job_time[app.index] for app in apps])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            fraction = np.where(self.worker_time > 0, spent / self.worker_time, 0.0)
-            priority = np.where(fraction > 0, allocation / fraction, allocation * 1e9)
+        allocation = self.allocation[index]
+        spent = self.job_time[index]
+        # the quotients only where their divisors are positive (no floating-point warnings to silence)
+        fraction = np.divide(spent, self.worker_time, out=np.zeros_like(spent), where=self.worker_time > 0)
+        priority = np.divide(allocation, fraction, out=allocation * 1e9, where=fraction > 0)
         priority[(allocation == 0.0) | (thr <= 0)] = 0.0
-        return priority, deficit, allocation
+        return priority, self.deficit[index], allocation
 
-    def _schedule(self, view: RoundView) -> dict[int, int]:
+    def _schedule(self, index: np.ndarray, scale: list[int]) -> dict[int, int]:
         """Position in ``view.apps`` -> GPU type index, for the apps that run this round."""
         left = self.capacity.tolist()
         chosen: dict[int, int] = {}
-        scale_array, thr = self._throughputs(view.apps)
-        scale = scale_array.astype(int).tolist()
-        allocated = [app.index in self.allocation for app in view.apps]
-        priority, deficit, allocation = self._priorities(view.apps, thr)
-        runs_on = (thr > 0).T.tolist()     # runs_on[k][i]: app i has throughput on type k
-        order = np.arange(len(view.apps))
+        _, thr = self._throughputs(index, scale)
+        priority, deficit, allocation = self._priorities(index, thr)
+        eligible = self.allocated[index][:, None] & (thr > 0)   # only these can run on a type
         for k in range(len(self.types)):
             # (priority, deficit, allocation) descending, ties in arrival order
-            for i in np.lexsort((order, -allocation[:, k], -deficit[:, k], -priority[:, k])).tolist():
+            candidates = np.flatnonzero(eligible[:, k])
+            order = np.lexsort((candidates, -allocation[candidates, k], -deficit[candidates, k],
+                                -priority[candidates, k]))
+            for i in candidates[order].tolist():
                 if left[k] == 0:
                     break
-                if i in chosen or not runs_on[k][i] or not allocated[i] or scale[i] > left[k]:
+                if i in chosen or scale[i] > left[k]:
                     continue
                 left[k] -= scale[i]
                 chosen[i] = k
         return chosen
 
-    def _place(self, view: RoundView, scheduled: dict[int, int]) -> dict[int, frozenset[int]]:
+    def _place(self, view: RoundView, scheduled: dict[int, int], scale: list[int]) -> dict[int, frozenset[int]]:
         free = set(view.free)
         grants: dict[int, frozenset[int]] = {}
-        for k, t in enumerate(self.types):
-            mine = [i for i, kind in scheduled.items() if kind == k]
-            scales = {i: self._scale(view.apps[i]) for i in mine}
-            for scale in sorted(set(scales.values()), reverse=True):
-                group = [i for i in mine if scales[i] == scale]
+        mine: list[list[int]] = [[] for _ in self.types]
+        for i, k in scheduled.items():
+            mine[k].append(i)
+        for k, apps in enumerate(mine):
+            for size in sorted({scale[i] for i in apps}, reverse=True):
+                group = [i for i in apps if scale[i] == size]
+                waiting = []
                 for i in group:   # first keep the GPUs of the last round where they are all free
                     before = view.apps[i].expired
-                    if len(before) == scale and before <= free and all(self.type_of[g] == t for g in before):
+                    if len(before) == size and before <= free and before <= self.gpu_set_of[k]:
                         grants[view.apps[i].index] = before
                         free -= before
-                # the others take the type's free GPUs in pool order, one after the other
-                pool = iter([g for g in self.gpus_of[t] if g in free])
-                for i in group:
-                    if view.apps[i].index not in grants:
-                        taken = frozenset(itertools.islice(pool, scale))
+                    else:
+                        waiting.append(i)
+                if waiting:   # the others take the type's free GPUs in pool order, one after the other
+                    pool = iter([g for g in self.gpus_of[k] if g in free])
+                    for i in waiting:
+                        taken = frozenset(itertools.islice(pool, size))
                         grants[view.apps[i].index] = taken
                         free -= taken
         return grants
