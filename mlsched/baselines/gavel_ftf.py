@@ -81,6 +81,10 @@ class GavelFTF:
                                dtype=float).reshape(apps, types)
         self.allocation = np.zeros((apps, types))        # x_ik of the last computation (0 for apps outside it)
         self.allocated = np.zeros(apps, dtype=bool)      # the app was in the last computation
+        # thr_ik > 0 exactly where speed_ik > 0 (an app's scale is at least 1 GPU): the apps that may run
+        # on a type have an allocation and speed there
+        self.runs_on = self.speeds > 0
+        self.eligible = self.allocated[:, None] & self.runs_on
         self.job_time = np.zeros((apps, types))          # time run per type since the last reset
         self.deficit = np.zeros((apps, types))
         self.iso_cum = np.zeros(apps)
@@ -150,14 +154,10 @@ class GavelFTF:
         self.changed = False
 
     # --- the allocation -------------------------------------------------------------------
-    def _throughputs(self, index: np.ndarray, scale: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """scale_i of every app and thr_ik = scale_i speed_ik (rows: apps, columns: types)."""
-        scales = np.array(scale, dtype=float)
-        return scales, scales[:, None] * self.speeds[index]
-
     def _allocate(self, view: RoundView, index: np.ndarray, scale: list[int]) -> None:
         apps = view.apps
-        scales, thr = self._throughputs(index, scale)
+        scales = np.array(scale, dtype=float)
+        thr = scales[:, None] * self.speeds[index]       # thr_ik = scale_i speed_ik
         remaining = np.array([app.remaining_work for app in apps])
         before = self.has_previous[index]
         seen = index[before]
@@ -174,35 +174,42 @@ class GavelFTF:
         self.allocated[:] = False
         self.allocation[index] = x
         self.allocated[index] = True
+        self.eligible = self.allocated[:, None] & self.runs_on
         self.has_previous[:] = False
         self.has_previous[index] = True
         self.previous_work[index] = remaining
         self.previous_thr_iso[index] = result.thr_iso
 
     # --- priorities and the round's jobs ----------------------------------------------------
-    def _priorities(self, index: np.ndarray, thr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """priority_ik, deficit_ik and x_ik of every app (rows) and type (columns)."""
-        allocation = self.allocation[index]
-        spent = self.job_time[index]
+    @staticmethod
+    def _priorities(allocation: np.ndarray, spent: np.ndarray, worker_time: np.ndarray) -> np.ndarray:
+        """priority_ik = x_ik / f_ik with f_ik = spent_ik / worker_time_k (0 while the type has run
+        for no time), x_ik * 1e9 when f_ik = 0, 0 without allocation (one value per candidate)."""
         # the quotients only where their divisors are positive (no floating-point warnings to silence)
-        fraction = np.divide(spent, self.worker_time, out=np.zeros_like(spent), where=self.worker_time > 0)
+        fraction = np.divide(spent, worker_time, out=np.zeros_like(spent), where=worker_time > 0)
         priority = np.divide(allocation, fraction, out=allocation * 1e9, where=fraction > 0)
-        priority[(allocation == 0.0) | (thr <= 0)] = 0.0
-        return priority, self.deficit[index], allocation
+        priority[allocation == 0.0] = 0.0
+        return priority
+
+    def _candidates(self, index: np.ndarray) -> list[list[int]]:
+        """Per type in pool order, the positions in ``view.apps`` of the apps that can run there (an
+        allocation and throughput there), by (priority_ik, deficit_ik, x_ik) descending, ties in
+        arrival order."""
+        kinds, positions = np.nonzero(self.eligible[index].T)     # by type, then arrival
+        apps = index[positions]
+        allocation = self.allocation[apps, kinds]
+        priority = self._priorities(allocation, self.job_time[apps, kinds], self.worker_time[kinds])
+        ordered = positions[np.lexsort((positions, -allocation, -self.deficit[apps, kinds], -priority, kinds))].tolist()
+        ends = np.cumsum(np.bincount(kinds, minlength=len(self.types))).tolist()
+        return [ordered[begin:end] for begin, end in zip([0, *ends], ends)]
 
     def _schedule(self, index: np.ndarray, scale: list[int]) -> dict[int, int]:
-        """Position in ``view.apps`` -> GPU type index, for the apps that run this round."""
+        """Position in ``view.apps`` -> GPU type index, for the apps that run this round: per type,
+        the candidates in order take their scale of GPUs while they fit, each app once."""
         left = self.capacity.tolist()
         chosen: dict[int, int] = {}
-        _, thr = self._throughputs(index, scale)
-        priority, deficit, allocation = self._priorities(index, thr)
-        eligible = self.allocated[index][:, None] & (thr > 0)   # only these can run on a type
-        for k in range(len(self.types)):
-            # (priority, deficit, allocation) descending, ties in arrival order
-            candidates = np.flatnonzero(eligible[:, k])
-            order = np.lexsort((candidates, -allocation[candidates, k], -deficit[candidates, k],
-                                -priority[candidates, k]))
-            for i in candidates[order].tolist():
+        for k, candidates in enumerate(self._candidates(index)):
+            for i in candidates:
                 if left[k] == 0:
                     break
                 if i in chosen or scale[i] > left[k]:
@@ -212,18 +219,21 @@ class GavelFTF:
         return chosen
 
     def _place(self, view: RoundView, scheduled: dict[int, int], scale: list[int]) -> dict[int, frozenset[int]]:
-        free = set(view.free)
+        available = set(view.free)
         grants: dict[int, frozenset[int]] = {}
         mine: list[list[int]] = [[] for _ in self.types]
         for i, k in scheduled.items():
             mine[k].append(i)
         for k, apps in enumerate(mine):
-            for size in sorted({scale[i] for i in apps}, reverse=True):
-                group = [i for i in apps if scale[i] == size]
+            free = available & self.gpu_set_of[k]      # the type's free GPUs (a set)
+            groups: dict[int, list[int]] = {}
+            for i in apps:
+                groups.setdefault(scale[i], []).append(i)
+            for size in sorted(groups, reverse=True):
                 waiting = []
-                for i in group:   # first keep the GPUs of the last round where they are all free
+                for i in groups[size]:   # first keep the GPUs of the last round where they are all free
                     before = view.apps[i].expired
-                    if len(before) == size and before <= free and before <= self.gpu_set_of[k]:
+                    if len(before) == size and before <= free:
                         grants[view.apps[i].index] = before
                         free -= before
                     else:
