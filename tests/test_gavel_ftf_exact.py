@@ -7,6 +7,7 @@ integer number of seconds."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from gavel_ftf_reference import ReferenceGavelFTF
 from themis_fingerprints import fingerprint
@@ -75,3 +76,20 @@ def test_array_state_gives_the_reference_rounds_and_record(case):
 def test_repeated_sum_adds_one_value_at_a_time():
     assert repeated_sum(0.1, 10) == 0.9999999999999999 != 10 * 0.1     # a product would not do
     assert repeated_sum(180.0, 283) == 50_940.0 and repeated_sum(1 / 3, 0) == 0.0
+
+
+def test_priorities_per_candidate_equal_the_reference_formula():
+    """Types that have run for no time, apps that have run for no time and apps without
+    allocation, against the per-app-and-type formula of the reference (np.where with the
+    floating-point warnings silenced)."""
+    rng = np.random.default_rng(7)
+    allocation = rng.random((40, 3)) * (rng.random((40, 3)) > 0.3)
+    spent = rng.random((40, 3)) * 900 * (rng.random((40, 3)) > 0.2)
+    for worker_time in (np.array([0.0, 1234.5, 7.25]), np.array([333.3, 0.0, 0.0]), np.array([0.1, 2.0, 1e6])):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fraction = np.where(worker_time > 0, spent / worker_time, 0.0)
+            expected = np.where(fraction > 0, allocation / fraction, allocation * 1e9)
+        expected[allocation == 0.0] = 0.0
+        kinds, apps = np.nonzero(np.ones((3, 40), dtype=bool))
+        got = GavelFTF._priorities(allocation[apps, kinds], spent[apps, kinds], kinds, worker_time)
+        assert got.tolist() == expected[apps, kinds].tolist()

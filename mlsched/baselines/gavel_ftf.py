@@ -182,11 +182,12 @@ class GavelFTF:
 
     # --- priorities and the round's jobs ----------------------------------------------------
     @staticmethod
-    def _priorities(allocation: np.ndarray, spent: np.ndarray, worker_time: np.ndarray) -> np.ndarray:
-        """priority_ik = x_ik / f_ik with f_ik = spent_ik / worker_time_k (0 while the type has run
-        for no time), x_ik * 1e9 when f_ik = 0, 0 without allocation (one value per candidate)."""
-        # the quotients only where their divisors are positive (no floating-point warnings to silence)
-        fraction = np.divide(spent, worker_time, out=np.zeros_like(spent), where=worker_time > 0)
+    def _priorities(allocation: np.ndarray, spent: np.ndarray, kinds: np.ndarray, worker_time: np.ndarray) -> np.ndarray:
+        """priority_ik = x_ik / f_ik with f_ik = spent_ik / worker_time_k (0 while type k has run
+        for no time: spent / inf), x_ik * 1e9 when f_ik = 0, 0 without allocation; one value per
+        candidate (app i, type kinds[c])."""
+        fraction = spent / np.where(worker_time > 0, worker_time, np.inf)[kinds]
+        # the quotient only where f_ik > 0 (no floating-point warnings to silence)
         priority = np.divide(allocation, fraction, out=allocation * 1e9, where=fraction > 0)
         priority[allocation == 0.0] = 0.0
         return priority
@@ -198,7 +199,7 @@ class GavelFTF:
         kinds, positions = np.nonzero(self.eligible[index].T)     # by type, then arrival
         apps = index[positions]
         allocation = self.allocation[apps, kinds]
-        priority = self._priorities(allocation, self.job_time[apps, kinds], self.worker_time[kinds])
+        priority = self._priorities(allocation, self.job_time[apps, kinds], kinds, self.worker_time)
         ordered = positions[np.lexsort((positions, -allocation, -self.deficit[apps, kinds], -priority, kinds))].tolist()
         ends = np.cumsum(np.bincount(kinds, minlength=len(self.types))).tolist()
         return [ordered[begin:end] for begin, end in zip([0, *ends], ends)]
