@@ -31,6 +31,15 @@ allocation is recomputed at once rather than leaving the cluster idle until the 
 Placement (Gavel's ``_schedule_jobs_on_workers``): per type and scale, largest first, apps keep the
 GPUs they held in the last round when all are still free, then the others take the type's free
 GPUs in pool order (Gavel assigns servers in order).
+
+State. Apps never return once finished, so every app's allocation x_ik, time run per type,
+deficits, cumulative isolated time and speeds stand in arrays indexed by the app's index in the
+instance, and a round gathers the active apps' rows: its priorities and its order of all (type,
+app) candidates are a few array operations, whatever the number of apps. An app's scale is at
+least one GPU, so thr_ik > 0 exactly where speed_ik > 0: the apps that may run on a type (an
+allocation and a speed there) are known from one allocation to the next. The straightforward form,
+one dictionary per table, is the tests' oracle; both give the same grants and the same state at
+every round, bit for bit.
 """
 
 from __future__ import annotations
@@ -41,7 +50,7 @@ import numpy as np
 
 from mlsched.formulations.themis_minmax import isolated_share, min_max_rho
 from mlsched.instance.themis import ThemisInstance
-from mlsched.sim.event_engine import AppView, RoundView, SimOptions
+from mlsched.sim.event_engine import RoundView, SimOptions
 
 RESET_INTERVAL = 1920.0        # seconds, Gavel's minimum_time_between_allocation_resets
 ROUND_SECONDS = 360.0          # Gavel's time_per_iteration
@@ -161,7 +170,8 @@ class GavelFTF:
         remaining = np.array([app.remaining_work for app in apps])
         before = self.has_previous[index]
         seen = index[before]
-        self.iso_cum[seen] = self.iso_cum[seen] + (self.previous_work[seen] - remaining[before]) / self.previous_thr_iso[seen]
+        done = self.previous_work[seen] - remaining[before]
+        self.iso_cum[seen] = self.iso_cum[seen] + done / self.previous_thr_iso[seen]
         result = min_max_rho([app.elapsed for app in apps], remaining, thr, scales, self.iso_cum[index], self.capacity,
                              method=self.method)
         self.stats["allocations"] += 1
