@@ -444,13 +444,13 @@ class EventEngine:
             chosen = frozenset(assign(gpus, split([float(s.remaining[0])], [int(s.caps[0])], len(gpus)),
                                       self.instance.topology)[0])
             return {0: chosen} if chosen else {}
-        alive = np.flatnonzero(s.remaining > 0)
+        alive = (s.remaining > 0).nonzero()[0]
         if len(gpus) >= len(alive):
             counts = split(s.remaining[alive].tolist(), s.caps[alive].tolist(), len(gpus))
             return {j: frozenset(chosen) for j, chosen in zip(alive.tolist(), assign(gpus, counts, self.instance.topology))
                     if chosen}
         # LPT: the jobs with the most remaining work run, one GPU each
-        order = np.argsort(-s.remaining[alive], kind="stable")     # ties by job index
+        order = (-s.remaining[alive]).argsort(kind="stable")     # ties by job index
         return dict(zip(alive[order[: len(gpus)]].tolist(), map(self._singles.__getitem__, gpus)))
 
     def _resplit(self, s: _AppState) -> None:
