@@ -3,6 +3,7 @@
 
 import dataclasses
 import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -10,15 +11,16 @@ import pytest
 
 from mlsched.baselines.greedy_rounds import THEMIS_BASELINES
 from mlsched.cli import main
-from mlsched.formulations.themis import Bidder
+from mlsched.formulations.themis import Bidder, pa_auction
 from mlsched.instance import save
 from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import COMPUTE_PROFILE, NETWORK_PROFILE, ThemisApp, ThemisInstance, ThemisJob
 from mlsched.metrics import app_table, jain_index, themis_summary
-from mlsched.online.themis.bids import Offer, canonical_auction, canonical_bids, exhaustive_auction
+from mlsched.online.themis.bids import BIDS_MAX, Offer, canonical_auction, canonical_bids, exhaustive_auction
 from mlsched.online.themis.policy import Themis, lie_profile
 from mlsched.sim.event_check import RunViolation, check_run
 from mlsched.sim.event_engine import Holding, SimOptions, simulate
+from themis_fingerprints import cases
 
 TESTBED_LIKE = GpuTopology(((0, (1, 1)), (0, (1, 1)), (0, (1, 1, 1, 1))))
 
@@ -154,6 +156,69 @@ def test_canonical_bids_shapes():
     sizes = sorted(len(b) for b, _ in table[1:])
     assert set(sizes) == {1, 2, 3} and all(len(b) <= 3 for b, _ in table)
     assert frozenset({0, 1}) in {b for b, _ in table}          # one whole slot (best fit)
+
+
+def _full_table_auction(bidders, offered, topo, bids_max):
+    """The canonical auction without the lone-bidder path: whole tables, the PF program, the mapping."""
+    offer = Offer(offered, topo)
+    tables = [canonical_bids(b, offer, bids_max=bids_max) for b in bidders]
+    result = pa_auction(tables, offered, group_of=offer.machine_of, lp_bound=False)
+    return offer.concrete(result.bundles), result.payments, result.phi_star, sum(map(len, tables))
+
+
+def _same_outcome(fast, bidders, offered, topo, bids_max=BIDS_MAX):
+    bundles, payments, phi_star, rows = _full_table_auction(bidders, offered, topo, bids_max)
+    assert (fast.bundles, fast.payments, fast.phi_star, fast.bids) == (bundles, payments, phi_star, rows)
+    assert math.copysign(1.0, fast.phi_star) == math.copysign(1.0, phi_star)
+
+
+def test_lone_canonical_auction_equals_the_whole_table_on_random_bidders():
+    # coarse values (exact ties within and across sizes), values 1 ulp apart (equal logs), +inf rows,
+    # holdings (finite empty row), few bids (truncated tables), one offered GPU
+    rng = np.random.default_rng(11)
+    topo = GpuTopology(((0, (2, 2)), (0, (1, 3)), (1, (4,)), (1, (2, 1))))
+    chosen = Counter()
+    for trial in range(400):
+        size = 1 if trial % 4 == 0 else int(rng.integers(2, topo.num_gpus + 1))
+        offered = sorted(rng.choice(topo.num_gpus, size=size, replace=False).tolist())
+        base = [float(rng.choice([0.5, 1.0, 2.0, 3.0])) for _ in range(4)]
+        base[1] = float(np.nextafter(base[0], math.inf))
+        table = {}
+
+        def rho(bundle, table=table, base=base, empty=float(rng.choice([math.inf, 2.5, 1.0]))):
+            if not bundle:
+                return empty
+            if bundle not in table:
+                table[bundle] = math.inf if rng.random() < 0.15 else base[int(rng.integers(4))] / (1 + len(bundle) % 3)
+            return table[bundle]
+        bidder = Bidder("x", rho, int(rng.integers(1, 9)))
+        bids_max = int(rng.choice([BIDS_MAX, 3, 1]))
+        fast = canonical_auction([bidder], offered, topo, bids_max=bids_max)
+        _same_outcome(fast, [bidder], offered, topo, bids_max)
+        chosen[len(fast.bundles[0])] += 1
+    assert chosen[0] > 10 and sum(n for k, n in chosen.items() if k > 1) > 50   # both outcomes exercised
+
+
+def test_lone_canonical_auction_equals_the_whole_table_in_a_simulation():
+    # every lone canonical auction of a contended run of network-intensive apps, against the whole table
+    import mlsched.online.themis.bids as bids
+
+    inst = next(inst for label, inst in cases() if label == "w2-2racks-burst")
+    seen = Counter()
+    plain = bids.canonical_auction
+
+    def checked(bidders, offered, topology, **options):
+        fast = plain(bidders, offered, topology, **options)
+        if len(bidders) == 1:
+            _same_outcome(fast, bidders, offered, topology)
+            seen[min(len(offered), 3)] += 1
+        return fast
+    bids.canonical_auction = checked
+    try:
+        simulate(inst, Themis(), SimOptions(lease=300.0), check=False)
+    finally:
+        bids.canonical_auction = plain
+    assert seen[1] > 5 and seen[3] > 5, seen
 
 
 def test_lie_profile():

@@ -30,11 +30,12 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from mlsched.errors import MlschedError
+from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import ThemisApp, ThemisInstance
 from mlsched.instance.themis_physics import assign, slowdown, speed, split
 from mlsched.sim.event_check import assert_valid_run
@@ -128,6 +129,17 @@ class EventPolicy(Protocol):
         """Grants of free GPUs: app index -> GPUs, disjoint, within each app's unmet demand."""
 
 
+class _Running(NamedTuple):
+    """The jobs of the apps holding GPUs (their slots) at one time: rate, remaining work, the time
+    they progress from, and when they would be done."""
+
+    slots: np.ndarray
+    rate: np.ndarray
+    remaining: np.ndarray
+    begin: np.ndarray
+    done_at: np.ndarray
+
+
 class _JobArrays:
     """The current phase's remaining work, resume time, rate and work W_j of every app's jobs side by
     side (app a in ``[start[a], start[a] + width[a])``, width its largest phase), so one vectorised
@@ -163,8 +175,9 @@ class _AppState:
     job_since: list[float] = field(default_factory=list)
     resume: np.ndarray = field(default_factory=lambda: np.zeros(0))
     rate: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    slowdown: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    speed: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    slowdown: list[float] = field(default_factory=list)       # S_j of each running job
+    speed: list[float] = field(default_factory=list)          # speed_j of each running job
+    placed: dict[frozenset[int], tuple[float, float, float]] = field(default_factory=dict)   # placement() by GPU set
     service: float = 0.0
     cum_at_arrival: float = 0.0
     finish: float | None = None
@@ -191,11 +204,20 @@ class _AppState:
         self.rate = self.arrays.rate[mine]
         self.job_gpus = {}
         self.job_since = [0.0] * len(jobs)
-        self.slowdown = np.ones(len(jobs))
-        self.speed = np.ones(len(jobs))
+        self.slowdown = [1.0] * len(jobs)
+        self.speed = [1.0] * len(jobs)
         self.caps = np.array([j.cap for j in jobs], dtype=np.int64)
         self.future = tuple((tuple(j.work for j in p), tuple(j.cap for j in p)) for p in self.app.phases[phase + 1:])
         self.update_demand()
+
+    def placement(self, gpus: frozenset[int], topology: GpuTopology) -> tuple[float, float, float]:
+        """S_j, speed_j and the rate |G_j| speed_j / S_j of a job of this app on ``gpus`` (they depend
+        on the app and the GPU set alone: kept for the run)."""
+        known = self.placed.get(gpus)
+        if known is None:
+            slow, fast = slowdown(self.app.profile, gpus, topology), speed(self.app.speed_of, gpus, topology)
+            known = self.placed[gpus] = (slow, fast, len(gpus) * fast / slow)
+        return known
 
     def alive_jobs(self) -> tuple[tuple[float, ...], tuple[int, ...]]:
         """(w_j, d_j) of the alive jobs of the current phase, kept while the remaining work stays
@@ -254,6 +276,7 @@ class EventEngine:
         self.rounds = 0
         self.round_seconds: list[float] = []
         self.finish_t_id = np.full(len(instance.apps), math.nan)
+        self._singles = [frozenset((g,)) for g in range(instance.num_gpus)]   # one-GPU job sets, shared
 
     # --- finish-time fairness -------------------------------------------------------------
     def n_avg(self, s: _AppState, t: float) -> float:
@@ -273,16 +296,16 @@ class EventEngine:
         order = list(self.instance.arrival_order)
         next_arrival = 0
         while next_arrival < len(order) or self.active:
+            running = self._running()
             t_next = min(self.instance.apps[order[next_arrival]].arrival if next_arrival < len(order) else math.inf,
                          self.expiries[0][0] if self.expiries else math.inf,
-                         self._next_completion())
+                         float(running.done_at.min(initial=math.inf)))
             if not math.isfinite(t_next):
                 raise MlschedError(f"{self.policy.name}: simulation stalled at t = {self.now:.1f} s with "
                                    f"{len(self.active)} apps unfinished and {len(self.free)} free GPUs")
             if t_next > self.options.max_time:
                 raise MlschedError(f"{self.policy.name}: apps still running at max_time = {self.options.max_time} s")
-            self._advance(t_next)
-            touched = self._completions()
+            touched = self._completions(self._advance(t_next, running))
             touched |= self._expiries()
             while next_arrival < len(order) and self.instance.apps[order[next_arrival]].arrival <= self.now:
                 self._arrive(order[next_arrival])
@@ -305,29 +328,30 @@ class EventEngine:
                                           *(np.arange(start[a], start[a + 1]) for a in sorted(self.holders))])
         return self._slots
 
-    def _next_completion(self) -> float:
-        slots = self._holder_slots()
-        rate = self.arrays.rate[slots]
-        running = rate > 0
-        if not running.any():
-            return math.inf
-        done_at = np.maximum(self.arrays.resume[slots][running], self.now) + self.arrays.remaining[slots][running] / rate[running]
-        return float(done_at.min())
-
-    def _advance(self, t: float) -> None:
-        dt = t - self.now
+    def _running(self) -> _Running:
+        """The jobs of the apps holding GPUs as they run from now on, each job's completion time
+        (+inf for a job without GPUs) included."""
         slots = self._holder_slots()
         rate, remaining = self.arrays.rate[slots], self.arrays.remaining[slots]
         begin = np.maximum(self.arrays.resume[slots], self.now)
-        progress = rate * np.clip(t - begin, 0.0, dt)
         done_at = begin + np.divide(remaining, rate, out=np.full_like(rate, math.inf), where=rate > 0)
-        self.arrays.remaining[slots] = np.where(done_at <= t * (1 + 1e-12), 0.0, np.maximum(remaining - progress, 0.0))
+        return _Running(slots, rate, remaining, begin, done_at)
+
+    def _advance(self, t: float, running: _Running) -> np.ndarray:
+        """Every job runs to time t (``running``: :meth:`_running` at the current time); returns the
+        slots of the jobs done by then (within DONE_TOLERANCE of their work)."""
+        dt = t - self.now
+        slots, rate = running.slots, running.rate
+        progress = rate * np.minimum(np.maximum(t - running.begin, 0.0), dt)
+        remaining = np.where(running.done_at <= t * (1 + 1e-12), 0.0, np.maximum(running.remaining - progress, 0.0))
+        self.arrays.remaining[slots] = remaining
         for a in self.holders:
             s = self.states[a]
             s.service += len(s.holdings) * dt
             s.work_moved()
         self.cum_active += len(self.active) * dt
         self.now = t
+        return slots[(remaining <= DONE_TOLERANCE * self.arrays.work[slots]) & (rate > 0)]
 
     def _arrive(self, a: int) -> None:
         s = self.states[a]
@@ -336,11 +360,10 @@ class EventEngine:
         self.active.append(a)
         self.active.sort(key=lambda i: (self.instance.apps[i].arrival, i))
 
-    def _completions(self) -> set[int]:
+    def _completions(self, done: np.ndarray) -> set[int]:
+        """Applies the completions of the jobs in slots ``done``."""
         touched = set()
-        slots = self._holder_slots()
-        done = (self.arrays.remaining[slots] <= DONE_TOLERANCE * self.arrays.work[slots]) & (self.arrays.rate[slots] > 0)
-        for a in sorted(set(self.arrays.owner(slots[done]).tolist())):
+        for a in sorted(set(self.arrays.owner(done).tolist())):
             s = self.states[a]
             finished = (s.remaining <= DONE_TOLERANCE * s.work) & (s.rate > 0)
             s.remaining[finished] = 0.0
@@ -353,7 +376,7 @@ class EventEngine:
                     continue
                 s.enter_phase(s.phase + 1)
             if len(s.holdings) > s.demand():   # A17: release what the app can no longer use
-                keep = self._split(s, sorted(s.holdings))[1]
+                keep = frozenset().union(*self._split(s, sorted(s.holdings)).values())
                 self._release(s, [g for g in list(s.holdings) if g not in keep])
         return touched
 
@@ -413,52 +436,49 @@ class EventEngine:
         return {a for a, gpus in grants.items() if gpus}
 
     # --- execution rule (§1.7) --------------------------------------------------------------
-    def _split(self, s: _AppState, gpus: list[int]) -> tuple[dict[int, frozenset[int]], frozenset[int]]:
-        """The GPU set of every job of the current phase that runs (jobs without GPUs left out),
-        and the GPUs used."""
+    def _split(self, s: _AppState, gpus: list[int]) -> dict[int, frozenset[int]]:
+        """The GPU set of every job of the current phase that runs (jobs without GPUs left out)."""
         if len(s.remaining) == 1:   # a one-job phase (every app of a Gavel trace): the same rule without array steps
             if not gpus or not s.remaining[0] > 0:
-                return {}, frozenset()
+                return {}
             chosen = frozenset(assign(gpus, split([float(s.remaining[0])], [int(s.caps[0])], len(gpus)),
                                       self.instance.topology)[0])
-            return ({0: chosen}, chosen) if chosen else ({}, frozenset())
-        alive = np.flatnonzero(s.remaining > 0)
-        sets: dict[int, frozenset[int]] = {}
+            return {0: chosen} if chosen else {}
+        alive = (s.remaining > 0).nonzero()[0]
         if len(gpus) >= len(alive):
-            jobs = alive.tolist()
             counts = split(s.remaining[alive].tolist(), s.caps[alive].tolist(), len(gpus))
-            for j, chosen in zip(jobs, assign(gpus, counts, self.instance.topology)):
-                if chosen:
-                    sets[j] = frozenset(chosen)
-        else:   # LPT: the jobs with the most remaining work run, one GPU each
-            order = np.argsort(-s.remaining[alive], kind="stable")     # ties by job index
-            for j, g in zip(alive[order[: len(gpus)]].tolist(), gpus):
-                sets[j] = frozenset((g,))
-        return sets, frozenset().union(*sets.values())
+            return {j: frozenset(chosen) for j, chosen in zip(alive.tolist(), assign(gpus, counts, self.instance.topology))
+                    if chosen}
+        # LPT: the jobs with the most remaining work run, one GPU each
+        order = (-s.remaining[alive]).argsort(kind="stable")     # ties by job index
+        return dict(zip(alive[order[: len(gpus)]].tolist(), map(self._singles.__getitem__, gpus)))
 
     def _resplit(self, s: _AppState) -> None:
-        sets, _ = self._split(s, sorted(s.holdings))
-        topology, profile = self.instance.topology, s.app.profile
-        changed = sorted(j for j in s.job_gpus.keys() | sets.keys() if sets.get(j) != s.job_gpus.get(j))
+        sets = self._split(s, sorted(s.holdings))
+        changed = sorted({j for j, _ in s.job_gpus.items() ^ sets.items()})
         self._close_jobs(s, changed)
-        for j in changed:
-            if j in sets:
-                s.job_gpus[j] = sets[j]
-                s.job_since[j] = self.now
-                s.slowdown[j] = slowdown(profile, sets[j], topology)
-                s.speed[j] = speed(s.app.speed_of, sets[j], topology)
-                s.rate[j] = len(sets[j]) * s.speed[j] / s.slowdown[j]
-                s.resume[j] = self.now + self.options.restart_overhead
+        started = [j for j in changed if j in sets]
+        if not started:
+            return
+        topology, rates = self.instance.topology, []
+        for j in started:
+            gpus = s.job_gpus[j] = sets[j]
+            s.job_since[j] = self.now
+            s.slowdown[j], s.speed[j], rate = s.placement(gpus, topology)
+            rates.append(rate)
+        s.rate[started] = rates
+        s.resume[started] = self.now + self.options.restart_overhead
 
-    def _close_jobs(self, s: _AppState, jobs: Sequence[int] | range | np.ndarray) -> None:
-        for j in jobs:
-            j = int(j)
-            gpus = s.job_gpus.pop(j, None)
-            if gpus:
-                self.job_log.append(JobInterval(s.index, s.phase, j, s.job_since[j], self.now,
-                                                min(max(float(s.resume[j]), s.job_since[j]), self.now),
-                                                gpus, float(s.slowdown[j]), float(s.speed[j])))
-                s.rate[j] = 0.0
+    def _close_jobs(self, s: _AppState, jobs: Sequence[int] | np.ndarray) -> None:
+        closing = [(j, gpus) for j in map(int, jobs) if (gpus := s.job_gpus.pop(j, None))]
+        if not closing:
+            return
+        stopped = [j for j, _ in closing]
+        for (j, gpus), resume in zip(closing, s.resume[stopped].tolist()):
+            since = s.job_since[j]
+            self.job_log.append(JobInterval(s.index, s.phase, j, since, self.now, min(max(resume, since), self.now),
+                                            gpus, s.slowdown[j], s.speed[j]))
+        s.rate[stopped] = 0.0
 
 
 def simulate(instance: ThemisInstance, policy: EventPolicy, options: SimOptions | None = None, *,

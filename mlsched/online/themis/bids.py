@@ -16,14 +16,16 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
+from functools import lru_cache
 
 from mlsched.formulations.themis import Bidder, BidTable, exhaustive_bids, pa_auction, pa_count_auction
 from mlsched.instance.gpu_topology import GpuTopology
 
 BIDS_MAX = 64
+OFFERS_KEPT = 1024   # offers (sets of free GPUs) whose canonical bundles are kept across rounds
 AUCTION_MODES = ("auto", "canonical", "exhaustive")
 
 
@@ -62,11 +64,16 @@ class Offer:
         self.by_machine: dict[int, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
         self.rack_of: dict[int, int] = {}
         pool = sorted(offered)
+        self.machine_of: dict[int, int] = {}    # offered GPU -> its machine
         for g, (rack, machine, slot) in zip(pool, topology.gpu_table[pool].tolist()):
+            self.machine_of[g] = machine
             self.by_machine[machine][slot].append(g)
             self.rack_of[machine] = rack
         self._free = {m: sum(map(len, slots.values())) for m, slots in self.by_machine.items()}
+        self.total = len(pool)
         self._picked: dict[tuple[int, int], tuple[int, ...]] = {}   # (machine, n) -> representative GPUs
+        self._bundles: dict[int, list[tuple[frozenset[int], tuple[int, ...]]]] = {}   # k -> bundles(k)
+        self._orders: tuple[list[list[int]], list[int]] | None = None
 
     def free(self, machine: int) -> int:
         return self._free.get(machine, 0)
@@ -90,6 +97,32 @@ class Offer:
             if not need:
                 return counts
         return {}
+
+    def bundles(self, k: int) -> list[tuple[frozenset[int], tuple[int, ...]]]:
+        """The distinct canonical bundles of k GPUs (§1.8): (a) k GPUs of one machine, machines in
+        offer order, (b) a consolidated fill of each rack, (c) a cluster-wide consolidated fill, each
+        as its representative GPUs (:meth:`representative`), with those GPUs sorted; the same list
+        for every app (it depends on the offer alone) and kept."""
+        known = self._bundles.get(k)
+        if known is None:
+            if self._orders is None:
+                racks: dict[int, list[int]] = defaultdict(list)
+                for m in self.by_machine:
+                    racks[self.rack_of[m]].append(m)
+                self._orders = [self.fill_order(ms) for ms in racks.values()], self.fill_order(list(self.by_machine))
+            rack_orders, whole = self._orders
+            shapes = [{m: k} for m in self.by_machine if self.free(m) >= k]
+            shapes += [self.fill(order, k) for order in rack_orders]
+            shapes.append(self.fill(whole, k))
+            seen: set[tuple[tuple[int, int], ...]] = set()
+            known = self._bundles[k] = []
+            for counts in shapes:
+                key = tuple(sorted(counts.items()))
+                if counts and key not in seen:
+                    seen.add(key)
+                    bundle = self.representative(counts)
+                    known.append((bundle, tuple(sorted(bundle))))
+        return known
 
     def representative(self, counts: dict[int, int], taken: dict[int, set[int]] | None = None) -> frozenset[int]:
         """Concrete GPUs for machine counts: per machine the best-fit slot (fewest free GPUs that
@@ -119,60 +152,78 @@ class Offer:
             return slots[best][:n]
         return [g for s in sorted(slots, key=lambda s: (-len(slots[s]), s)) for g in slots[s]][:n]
 
+    def concrete(self, bundles: Sequence[frozenset[int]]) -> list[frozenset[int]]:
+        """Concrete GPUs for the PF bundles of a canonical auction (representatives standing for
+        machine counts): per machine, apps by decreasing count (ties by position) take their
+        :meth:`representative` GPUs among those not yet taken."""
+        counts = [Counter(self.machine_of[g] for g in bundle) for bundle in bundles]
+        taken: dict[int, set[int]] = defaultdict(set)
+        concrete: list[frozenset[int]] = [frozenset()] * len(bundles)
+        for m in sorted({m for c in counts for m in c}):
+            for i in sorted((i for i, c in enumerate(counts) if m in c), key=lambda i: (-counts[i][m], i)):
+                concrete[i] |= self.representative({m: counts[i][m]}, taken)
+        return concrete
+
+
+@lru_cache(maxsize=OFFERS_KEPT)
+def offer_of(offered: tuple[int, ...], topology: GpuTopology) -> Offer:
+    """The :class:`Offer` of a set of free GPUs (sorted), kept: it depends on the GPUs and the
+    topology alone, and the same free GPUs come back round after round (one GPU offered in most)."""
+    return Offer(offered, topology)
+
 
 def canonical_bids(bidder: Bidder, offer: Offer, *, bids_max: int = BIDS_MAX) -> BidTable:
     """The §1.8 canonical bundles of one app, valued by its rho; the empty row first."""
-    machines = list(offer.by_machine)
-    racks: dict[int, list[int]] = defaultdict(list)
-    for m in machines:
-        racks[offer.rack_of[m]].append(m)
-    total = sum(offer.free(m) for m in machines)
-    orders = [offer.fill_order(ms) for ms in racks.values()]
-    whole = offer.fill_order(machines)
-    by_size: list[list[tuple[float, frozenset[int]]]] = []
-    seen: set[tuple[tuple[int, int], ...]] = set()
-    for k in range(1, min(bidder.unmet, total) + 1):
-        shapes = [{m: k} for m in machines if offer.free(m) >= k]
-        shapes += [offer.fill(order, k) for order in orders]
-        shapes.append(offer.fill(whole, k))
-        rows = []
-        for counts in shapes:
-            key = tuple(sorted(counts.items()))
-            if counts and key not in seen:
-                seen.add(key)
-                bundle = offer.representative(counts)
-                rows.append((bidder.rho(bundle), bundle))
-        by_size.append(sorted(rows, key=lambda r: (r[0], sorted(r[1]))))
+    by_size = [sorted(((bidder.rho(bundle), ids, bundle) for bundle, ids in offer.bundles(k)),
+                      key=lambda row: row[:2])
+               for k in range(1, min(bidder.unmet, offer.total) + 1)]
     picked: list[tuple[frozenset[int], float]] = []
     depth = 0
     while len(picked) < bids_max and any(depth < len(rows) for rows in by_size):
         for rows in by_size:
             if depth < len(rows) and len(picked) < bids_max:
-                picked.append((rows[depth][1], rows[depth][0]))
+                picked.append((rows[depth][2], rows[depth][0]))
         depth += 1
     return [(frozenset(), bidder.rho(frozenset())), *picked]
 
 
+def lone_canonical_bids(bidder: Bidder, offer: Offer, *, bids_max: int = BIDS_MAX) -> tuple[BidTable, int]:
+    """The rows of :func:`canonical_bids` a lone bidder's auction can choose, and the length of the
+    whole table: the empty row and the first row of each size the table lists at depth 0 (the
+    lowest (rho, sorted GPUs) of its size; sizes 1..min(unmet, |R'|, bids_max)), every bundle
+    valued in the same order as :func:`canonical_bids`.
+
+    A lone bidder takes the first row of its table with the largest phi, the fewest GPUs among
+    ties (:func:`mlsched.formulations.themis.pa_auction`, A4). That row is the first row of its
+    size: within a size, rows come by increasing rho, so the first has a phi at least as large
+    and comes earlier. Its phi and Phi* are the same on these rows as on the whole table: phi =
+    -log rho for finite rho, and rho = +inf rows (phi = -log rho_cap) lose to every finite row
+    whatever rho_cap >= 10 x the largest finite rho is; when no first row is finite no row is,
+    and rho_cap is RHO_CAP_FLOOR on both tables."""
+    firsts, rows = [], 0
+    for k in range(1, min(bidder.unmet, offer.total) + 1):
+        valued = [(bidder.rho(bundle), ids, bundle) for bundle, ids in offer.bundles(k)]
+        rows += len(valued)
+        if k <= bids_max:
+            first = min(valued, key=lambda row: row[:2])
+            firsts.append((first[2], first[0]))
+    return [(frozenset(), bidder.rho(frozenset())), *firsts], 1 + min(rows, bids_max)
+
+
 def canonical_auction(bidders: Sequence[Bidder], offered: Sequence[int], topology: GpuTopology, *,
                       bids_max: int = BIDS_MAX, solves: str = "fixed") -> AuctionOutcome:
-    offer = Offer(offered, topology)
+    """The PA auction on canonical bids; a lone bidder's on :func:`lone_canonical_bids` (its
+    choice, Phi* and c = 1 are those of its whole table, and its bundle, alone on each machine, is
+    its own representative GPUs)."""
+    offer = offer_of(tuple(sorted(offered)), topology)
+    if len(bidders) == 1:
+        table, rows = lone_canonical_bids(bidders[0], offer, bids_max=bids_max)
+        result = pa_auction([table], offered, group_of=offer.machine_of, lp_bound=False, solves=solves)
+        return AuctionOutcome(result.bundles, result.payments, result.phi_star, "canonical", rows)
     tables = [canonical_bids(b, offer, bids_max=bids_max) for b in bidders]
-    group_of = {g: topology.machine_of(g) for g in offered}
-    result = pa_auction(tables, offered, group_of=group_of, lp_bound=False, solves=solves)
-    counts = [dict(_per_machine(bundle, group_of)) for bundle in result.bundles]
-    taken: dict[int, set[int]] = defaultdict(set)
-    concrete: list[frozenset[int]] = [frozenset()] * len(bidders)
-    for m in sorted({m for c in counts for m in c}):
-        for i in sorted((i for i, c in enumerate(counts) if m in c), key=lambda i: (-counts[i][m], i)):
-            concrete[i] |= offer.representative({m: counts[i][m]}, taken)
-    return AuctionOutcome(concrete, result.payments, result.phi_star, "canonical", sum(map(len, tables)))
-
-
-def _per_machine(bundle: frozenset[int], group_of: dict[int, int]) -> dict[int, int]:
-    counts: dict[int, int] = defaultdict(int)
-    for g in bundle:
-        counts[group_of[g]] += 1
-    return counts
+    result = pa_auction(tables, offered, group_of=offer.machine_of, lp_bound=False, solves=solves)
+    return AuctionOutcome(offer.concrete(result.bundles), result.payments, result.phi_star, "canonical",
+                          sum(map(len, tables)))
 
 
 def auction_for(mode: str, topology: GpuTopology, count_only: Callable[[int], bool], *,
