@@ -13,7 +13,7 @@ from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import ThemisApp, ThemisInstance, ThemisJob
 from mlsched.instance.generators.themis import generate_themis
 from mlsched.online.themis.policy import Themis, count_only, lie_profile
-from mlsched.online.themis.rho import App, Phase, _shape, estimate, rho, view_rho, view_rho_bounds
+from mlsched.online.themis.rho import App, Phase, _in_waves, _shape, estimate, rho, view_rho, view_rho_bounds
 from mlsched.sim.event_engine import SimOptions, simulate
 
 # one rack; machine 0 holds GPU 0, machine 1 holds GPUs 1 and 2 in one slot
@@ -122,6 +122,7 @@ class ComparingThemis(Themis):
         self.checked = 0
         self.kept_hits = 0
         self.ranged = 0        # bounds that were a range, not the exact value
+        self.waves = 0         # bundles under which every phase runs in LPT waves (priced without the estimate)
         self.disagreements: list[tuple[float, int, tuple[int, ...]]] = []
 
     def round(self, view):
@@ -135,6 +136,7 @@ class ComparingThemis(Themis):
                 gpus = app.holdings | bundle
                 if kept is not None and gpus and _shape(app, gpus, topology, flat) in kept[1]:
                     self.kept_hits += 1
+                self.waves += _in_waves(app, len(gpus))
                 plain = rho(estimate(app, profile), sorted(gpus), topology)
                 low, high = view_rho_bounds(app, topology, bundle, profile, count_only=flat)   # before it is known
                 cached = view_rho(app, topology, bundle, profile, count_only=flat)
@@ -156,4 +158,5 @@ def test_kept_estimates_equal_the_plain_estimator_on_simulated_states(workload, 
     policy = ComparingThemis(seed=3, lies=lies)
     run = simulate(inst, policy, SimOptions(lease=60.0))
     assert run.rounds > 20 and policy.checked > 200 and policy.kept_hits > 20 and policy.ranged > 20
+    assert policy.waves > 20 or workload == "W2"   # no bundle of this W2 run leaves a phase in LPT waves
     assert policy.disagreements == []
