@@ -234,20 +234,21 @@ def view_rho(view: AppView, topology: GpuTopology, bundle: frozenset[int] = froz
     ``count_only``: the app's rho depends on its GPU count only,
     :func:`mlsched.online.themis.policy.count_only`). rho = (elapsed + time left) / T_id, the same
     float operations as :func:`rho` on :func:`estimate`."""
-    gpus = view.holdings | bundle
+    gpus = view.holdings | bundle if bundle else view.holdings
     if not gpus:
         return math.inf
     reported = tuple(profile) if profile is not None else None
     key = ("rho", gpus, reported)
-    if key not in view.memo:
+    value = view.memo.get(key)
+    if value is None:
         times = _kept_times(view, reported)
         shape = _shape(view, gpus, topology, count_only)
         spent = times.get(shape)
         if spent is None:
             spent = times[shape] = (_waves_time(view, len(gpus), speed(view.app.speed_of, gpus, topology))
                                     if _in_waves(view, len(gpus)) else time_left(estimate(view, profile), sorted(gpus), topology))
-        view.memo[key] = (view.elapsed + spent) / view.t_id
-    return view.memo[key]  # type: ignore[return-value]
+        value = view.memo[key] = (view.elapsed + spent) / view.t_id
+    return value  # type: ignore[return-value]
 
 
 def view_rho_bounds(view: AppView, topology: GpuTopology, bundle: frozenset[int] = frozenset(),
@@ -255,16 +256,17 @@ def view_rho_bounds(view: AppView, topology: GpuTopology, bundle: frozenset[int]
     """Bounds on :func:`view_rho`: its value when it or its time left is already known or no phase
     runs in LPT waves (:func:`rho_bounds` would be that value), :func:`rho_bounds` when some phases
     do, from the alive jobs' total and longest work alone (no estimate built) when every phase does."""
-    gpus = view.holdings | bundle
+    gpus = view.holdings | bundle if bundle else view.holdings
     reported = tuple(profile) if profile is not None else None
     k = len(gpus)
     known = view.memo.get(("rho", gpus, reported))
-    if known is None and gpus and (k >= len(view.current_caps) and all(k >= len(work) for work, _ in view.future_phases)
-                                   or _shape(view, gpus, topology, count_only) in _kept_times(view, reported)):
+    waves = known is None and _in_waves(view, k)
+    if known is None and (not waves and all(k >= len(work) for work in (view.current_caps, *(w for w, _ in view.future_phases)))
+                          or waves and _shape(view, gpus, topology, count_only) in _kept_times(view, reported)):
         known = view_rho(view, topology, bundle, profile, count_only=count_only)
     if known is not None:
         return known, known  # type: ignore[return-value]
-    if not _in_waves(view, k):
+    if not waves:
         return rho_bounds(estimate(view, profile), sorted(gpus), topology)
     rate = speed(view.app.speed_of, gpus, topology)
     return _bounds(view.elapsed, view.t_id, [waves_bounds(total, longest, jobs, k, rate) for total, longest, jobs in
