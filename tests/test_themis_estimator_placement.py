@@ -5,6 +5,7 @@ GPUs), and the count-only auction path is chosen from what an app reports."""
 from __future__ import annotations
 
 from dataclasses import replace
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -12,6 +13,8 @@ import pytest
 from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import ThemisApp, ThemisInstance, ThemisJob
 from mlsched.instance.generators.themis import generate_themis
+from mlsched.online.themis import policy as themis_policy
+from mlsched.online.themis.arbiter import RoundApp, arbiter_round, participants
 from mlsched.online.themis.policy import Themis, count_only, lie_profile
 from mlsched.online.themis.rho import App, Phase, _in_waves, _shape, estimate, rho, view_rho, view_rho_bounds
 from mlsched.sim.event_engine import SimOptions, simulate
@@ -160,3 +163,31 @@ def test_kept_estimates_equal_the_plain_estimator_on_simulated_states(workload, 
     assert run.rounds > 20 and policy.checked > 200 and policy.kept_hits > 20 and policy.ranged > 20
     assert policy.waves > 20 or workload == "W2"   # no bundle of this W2 run leaves a phase in LPT waves
     assert policy.disagreements == []
+
+
+@pytest.mark.parametrize("workload,apps,lies", [("W1", 120, {}), ("W2", 24, {3: 0.3, 5: 0.2})])
+def test_bounded_ranking_equals_the_plain_ranking_on_simulated_states(workload, apps, lies):
+    """At every round of contended runs (liars included) the participants chosen with bounds (LPT
+    waves bounded, contenders computed by decreasing upper bound) are those of the plain ranking,
+    which computes every candidate's rho_cur; and the bounds spare estimates. (W1's 120 apps give
+    about 200 rounds with more contenders than participants.)"""
+    base = generate_themis(workload=workload, gpus=16, apps=apps)
+    inst = replace(base, topology=GpuTopology.uniform(racks=2, machines_per_rack=2, slots_per_machine=2,
+                                                      gpus_per_slot=2))
+    compared, spared, differing = 0, 0, []
+
+    def checked_round(round_apps, offered, **options):
+        nonlocal compared, spared
+        plain = [RoundApp(a.bidder, a.report, a.start) for a in round_apps]
+        f, cap = options["fairness_knob"], len(offered) if options["cap_participants"] else len(round_apps)
+        bounded = participants(round_apps, f, cap)
+        if bounded != participants(plain, f, cap):
+            differing.append(tuple(bounded))
+        compared += 1
+        spared += sum(a._rho is None for a in round_apps if a.bidder.unmet and a.finite)
+        return arbiter_round(round_apps, offered, **options)
+
+    with mock.patch.object(themis_policy, "arbiter_round", checked_round):
+        run = simulate(inst, Themis(seed=5, lies=lies), SimOptions(lease=60.0))
+    assert run.rounds > 20 and compared == run.rounds and spared > 20
+    assert differing == []
