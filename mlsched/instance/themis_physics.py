@@ -39,31 +39,22 @@ def split(work: Sequence[float], caps: Sequence[int], k: int) -> list[int]:
     return g
 
 
-def lpt_makespan(work: Sequence[float], k: int) -> float:
-    """Longest-processing-time-first makespan of one-GPU jobs on k GPUs (§1.7 step 2)."""
+def lpt_makespan(work: Sequence[float], k: int, descending: Sequence[float] | None = None) -> float:
+    """Longest-processing-time-first makespan of one-GPU jobs on k GPUs (§1.7 step 2): one GPU
+    runs them all in turn (their sum, in job order); with 1 < k < n the k longest jobs open the k
+    GPUs and each further job joins the least-loaded one. ``descending``: the work already sorted
+    in decreasing order, when the caller keeps it (an agent prices many GPU counts on the same work)."""
     if k == 1:
         return float(sum(work))
     if k >= len(work):
         return float(max(work))
-    return _lpt(tuple(work), k)
-
-
-@lru_cache(maxsize=1 << 14)
-def _lpt(work: tuple[float, ...], k: int) -> float:
-    """LPT waves for 1 < k < n: the k longest jobs open the k GPUs, each further job joins the
-    least-loaded one (remembered: an agent prices many bundles per round)."""
-    ordered = _descending(work)
+    ordered = descending if descending is not None else sorted(work, reverse=True)
     loads = list(ordered[:k])
     heapq.heapify(loads)
     join = heapq.heapreplace   # the loop runs millions of times per simulation
     for w in itertools.islice(ordered, k, None):
         join(loads, loads[0] + w)
     return max(loads)
-
-
-@lru_cache(maxsize=1 << 10)
-def _descending(work: tuple[float, ...]) -> tuple[float, ...]:
-    return tuple(sorted(work, reverse=True))
 
 
 def assign(gpus: Sequence[int], counts: Sequence[int], topology: GpuTopology) -> tuple[tuple[int, ...], ...]:
@@ -96,10 +87,11 @@ def _assign(gpus: tuple[int, ...], counts: tuple[int, ...], topology: GpuTopolog
 
 def slowdown(profile: Sequence[float], gpus: Sequence[int] | frozenset[int], topology: GpuTopology) -> float:
     """S_j of a job running on ``gpus``: the profile's slowdown at their placement level (a profile
-    with one slowdown at every level, e.g. compute-intensive apps, needs no level)."""
+    with one slowdown at every level, e.g. compute-intensive apps, needs no level). The level is
+    asked for as a frozenset, which the topology remembers (the same job GPU sets recur)."""
     if _flat(tuple(profile)):
         return float(profile[0])
-    return float(profile[topology.level(gpus)])
+    return float(profile[topology.level(gpus if isinstance(gpus, frozenset) else frozenset(gpus))])
 
 
 @lru_cache(maxsize=1 << 8)

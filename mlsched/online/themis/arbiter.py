@@ -6,7 +6,8 @@ bundle, and hand the leftover GPUs to the unfiltered apps at random.
   largest current rho first, ties by earlier start then index (A2, A28; ``cap_participants=False``
   drops the cap at |offered|). When k apps report +inf, apps known to have a finite rho_cur are
   not asked for it, with at most k candidates none is asked, and an app whose rho_cur bounds put it
-  below k others is not asked either (same participants, fewer estimates).
+  below k others is not asked either; the others are asked by decreasing upper bound until k
+  computed rho_cur lie above every upper bound left (same participants, fewer estimates).
 - Realisation (A1): ``stochastic`` (default) k_i = floor(c |G|) + Bernoulli(frac) GPUs, the
   k_i-subset of the PF bundle with the lowest rho (ties by pool order; beyond SUBSET_SEARCH_MAX
   subsets, the first k_i GPUs in pool order); ``floor``; ``lottery`` (the whole bundle with
@@ -21,7 +22,6 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 
@@ -34,28 +34,36 @@ SUBSET_SEARCH_MAX = 256   # largest number of k-subsets searched for the best on
 BOUND_MARGIN = 1e-9       # relative slack on rho_cur bounds before they exclude an app from the ranking
 
 
-@dataclass(frozen=True)
 class RoundApp:
     """An active app at a round: its bidder, its rho_cur (a number, or how to compute it when the
     ranking needs it), its start, whether its rho_cur is known to be finite, and optionally how to
-    bound rho_cur cheaply, (lo, hi)."""
+    bound rho_cur cheaply, (lo, hi). Built for every active app at every round: a slotted class
+    that computes rho_cur and its range at most once, when first asked."""
 
-    bidder: Bidder
-    report: float | Callable[[], float]
-    start: float
-    finite: bool = False
-    bounds: Callable[[], tuple[float, float]] | None = None
+    __slots__ = ("bidder", "report", "start", "finite", "bounds", "_rho", "_range")
 
-    @cached_property
+    def __init__(self, bidder: Bidder, report: float | Callable[[], float], start: float, finite: bool = False,
+                 bounds: Callable[[], tuple[float, float]] | None = None) -> None:
+        self.bidder = bidder
+        self.report = report
+        self.start = start
+        self.finite = finite
+        self.bounds = bounds
+        self._rho: float | None = None if callable(report) else report
+        self._range: tuple[float, float] | None = None
+
+    @property
     def rho_current(self) -> float:
-        return self.report() if callable(self.report) else self.report
+        if self._rho is None:
+            self._rho = self.report()  # type: ignore[operator]
+        return self._rho
 
-    @cached_property
+    @property
     def rho_range(self) -> tuple[float, float]:
         """(lo, hi) around rho_cur: the exact value when known or no bounds are given."""
-        if self.bounds is None or "rho_current" in self.__dict__:
-            return self.rho_current, self.rho_current
-        return self.bounds()
+        if self._range is None:
+            self._range = (self.rho_current,) * 2 if self.bounds is None or self._rho is not None else self.bounds()
+        return self._range
 
 
 @dataclass
@@ -81,8 +89,7 @@ def participants(apps: Sequence[RoundApp], fairness_knob: float, offered: int) -
     starving = [i for i in candidates if not apps[i].finite and apps[i].rho_current == math.inf]
     if len(starving) >= k:   # they outrank every finite rho_cur, which need not be computed
         return sorted(sorted(starving, key=lambda i: (apps[i].start, i))[:k])
-    ranked = sorted(_contenders(apps, candidates, k), key=lambda i: (-apps[i].rho_current, apps[i].start, i))
-    return sorted(ranked[:k])
+    return sorted(_top(apps, _contenders(apps, candidates, k), k))
 
 
 def _contenders(apps: Sequence[RoundApp], candidates: list[int], k: int) -> list[int]:
@@ -92,6 +99,24 @@ def _contenders(apps: Sequence[RoundApp], candidates: list[int], k: int) -> list
     ranges = [apps[i].rho_range for i in candidates]
     threshold = sorted((low for low, _ in ranges), reverse=True)[k - 1] * (1.0 - BOUND_MARGIN)
     return [i for i, (_, high) in zip(candidates, ranges) if high * (1.0 + BOUND_MARGIN) >= threshold]
+
+
+def _top(apps: Sequence[RoundApp], contenders: list[int], k: int) -> list[int]:
+    """The k contenders of largest rho_cur (ties by earlier start, then index), their rho_cur
+    computed by decreasing upper bound and only while a contender not yet computed could rank
+    among them: once the k-th largest computed rho_cur exceeds the next upper bound (by the
+    relative margin), every contender left lies strictly below k computed ones. With k
+    contenders, none is computed."""
+    if len(contenders) <= k:
+        return contenders
+    computed: list[int] = []
+    for i in sorted(contenders, key=lambda i: apps[i].rho_range[1], reverse=True):
+        if len(computed) >= k:
+            kth = sorted((apps[j].rho_current for j in computed), reverse=True)[k - 1]
+            if kth * (1.0 - BOUND_MARGIN) > apps[i].rho_range[1] * (1.0 + BOUND_MARGIN):
+                break
+        computed.append(i)
+    return sorted(computed, key=lambda i: (-apps[i].rho_current, apps[i].start, i))[:k]
 
 
 def realise(bidder: Bidder, bundle: frozenset[int], c: float, mode: str, rng: np.random.Generator) -> frozenset[int]:

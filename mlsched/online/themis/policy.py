@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 import numpy as np
 
@@ -40,6 +41,11 @@ SOLVER_THREADS = 1   # HiGHS threads of the auctions' solves (A8b): the pool's i
 
 def _never_priced(bundle: frozenset[int]) -> float:
     raise AssertionError("an app without unmet demand is never priced")
+
+
+# Every app without unmet demand at a round: it counts toward N_active but is never ranked, priced
+# nor given GPUs (§2.5, A3), so one shared entry stands for all of them.
+_SATISFIED = RoundApp(Bidder("satisfied", _never_priced, 0), math.inf, math.inf)
 
 
 def lie_profile(profile: Sequence[float], factor: float) -> tuple[float, ...]:
@@ -103,19 +109,17 @@ class Themis:
         topology = self.instance.topology
         round_apps = []
         for app in view.apps:
-            if not app.unmet:   # it counts toward N_active but neither bids nor receives GPUs (§2.5, A3)
-                round_apps.append(RoundApp(Bidder(str(app.index), _never_priced, 0), math.inf, app.start))
+            if not app.unmet:
+                round_apps.append(_SATISFIED)
                 continue
             profile, flat = self._reported(app), self._count_only(app)
-            bidder = Bidder(str(app.index), lambda b, app=app, p=profile, c=flat: view_rho(app, topology, b, p, count_only=c),
-                            app.unmet)
+            bidder = Bidder(str(app.index), partial(view_rho, app, topology, profile=profile, count_only=flat), app.unmet)
             running = app.expired if self.current_rho == "running" else frozenset()
             finite = surely_finite(app, running)
-            round_apps.append(RoundApp(bidder,
-                                       lambda app=app, r=running, p=profile, c=flat: view_rho(app, topology, r, p, count_only=c),
+            round_apps.append(RoundApp(bidder, partial(view_rho, app, topology, running, profile, count_only=flat),
                                        app.start, finite,
-                                       (lambda app=app, r=running, p=profile, c=flat:
-                                        view_rho_bounds(app, topology, r, p, count_only=c)) if finite else None))
+                                       partial(view_rho_bounds, app, topology, running, profile, count_only=flat)
+                                       if finite else None))
         run = auction_for(self.auction_mode, self.instance.topology, lambda i: self._count_only(view.apps[i]),
                           bids_max=self.bids_max)
         with solver_threads(self.solver_threads):

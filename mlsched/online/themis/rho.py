@@ -31,6 +31,7 @@ from mlsched.instance.themis_physics import assign, lpt_makespan, slowdown, spee
 from mlsched.sim.event_engine import AppView
 
 KEPT_TIMES_MAX = 4096   # estimates an app keeps across rounds before they are dropped
+_UNIT_ROUNDOFF = 2.0 ** -53   # u: a float operation's relative rounding error is at most u
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def rho(app: App, gpus: Sequence[int], topology: GpuTopology) -> float:
 
 
 def rho_bounds(app: App, gpus: Sequence[int], topology: GpuTopology) -> tuple[float, float]:
-    """(lo, hi) with lo <= rho(G) <= hi up to rounding, without the LPT waves: a phase with k < n
+    """(lo, hi) with lo <= rho(G) <= hi, the floats too, without the LPT waves: a phase with k < n
     jobs takes :func:`waves_bounds`; every other phase its exact time (summed as :func:`rho` does,
     so that the bounds are rho(G) itself when no phase runs in waves)."""
     k = len(gpus)
@@ -111,7 +112,7 @@ def rho_bounds(app: App, gpus: Sequence[int], topology: GpuTopology) -> tuple[fl
         return math.inf, math.inf
     rate = speed(app.speeds, gpus, topology)
     return _bounds(app.elapsed, app.t_id, [
-        waves_bounds(math.fsum(p.work), max(p.work), k, rate) if k < len(p.work)
+        waves_bounds(math.fsum(p.work), max(p.work), len(p.work), k, rate) if k < len(p.work)
         else (phase_time(p, gpus, topology, app.profile, app.speeds),) * 2 for p in app.phases])
 
 
@@ -121,10 +122,23 @@ def _bounds(elapsed: float, t_id: float, phases: Sequence[tuple[float, float]]) 
     return ((elapsed + sum(low for low, _ in phases)) / t_id, (elapsed + sum(high for _, high in phases)) / t_id)
 
 
-def waves_bounds(total: float, longest: float, k: int, rate: float) -> tuple[float, float]:
-    """The time of n > k one-GPU jobs of total work W and longest w_max in LPT waves on k GPUs at
-    ``rate`` lies between max(w_max, W / k) and W / k + w_max (any list schedule ends by then)."""
-    return _duration(max(longest, total / k), rate), _duration(total / k + longest, rate)
+def waves_bounds(total: float, longest: float, jobs: int, k: int, rate: float) -> tuple[float, float]:
+    """Bounds on the time of n = ``jobs`` > k one-GPU jobs of total work W and longest w_max in LPT
+    waves on k GPUs at ``rate``, valid for the floating-point makespan of :func:`lpt_makespan`:
+
+    - lower, max(w_max, W / k): the busiest GPU runs w_max, and at least the mean load W / k;
+    - upper, W / k + (1 - 1/k) w_max (Graham's list-scheduling bound): the job that ends last,
+      of work w, starts once every GPU is busy, by (W - w) / k, so it ends by
+      W / k + (1 - 1/k) w <= W / k + (1 - 1/k) w_max; with k = 1 this is W itself.
+
+    Rounding: a float load is a sum of at most n positive terms, within a factor 1 +- n u of its
+    real value (u = 2^-53), and W / k, the upper bound's five operations and W itself (however it
+    was summed) lie within 1 +- (n + 5) u of theirs; widening both bounds by 4 (n + 3) u
+    (> (2n + 5) u plus the widening's own rounding) keeps them on their side of the float makespan."""
+    slack = 4 * (jobs + 3) * _UNIT_ROUNDOFF
+    low = max(longest, total / k * (1.0 - slack))
+    high = (total / k + (1.0 - 1.0 / k) * longest) * (1.0 + slack)
+    return _duration(low, rate), _duration(high, rate)
 
 
 def successive_halving(iteration_times: Sequence[float], budget: float, *, cap: int, cluster_gpus: int,
@@ -178,17 +192,38 @@ def _kept_times(view: AppView, reported: tuple[float, ...] | None) -> dict[objec
     return times  # type: ignore[return-value]
 
 
+def _in_waves(view: AppView, k: int) -> bool:
+    """Whether every phase of the app has more alive jobs than k > 0 GPUs (each phase then runs in
+    LPT waves, :func:`phase_time`, whatever the placement)."""
+    return 0 < k < len(view.current_caps) and all(k < len(work) for work, _ in view.future_phases)
+
+
 def _shape(view: AppView, gpus: frozenset[int], topology: GpuTopology, count_only: bool) -> object:
     """What the app's time left under ``gpus`` depends on beyond its work: the GPU count for a
-    count-only app; the count and the slowest type's speed when every phase has more jobs than
-    GPUs (each phase then runs in LPT waves, :func:`phase_time`, whatever the placement); else
+    count-only app; the count and the slowest type's speed in LPT waves (:func:`_in_waves`); else
     the GPU set."""
     k = len(gpus)
     if count_only:
         return k
-    if k < len(view.current_caps) and all(k < len(work) for work, _ in view.future_phases):
+    if _in_waves(view, k):
         return "waves", k, speed(view.app.speed_of, gpus, topology)
     return gpus
+
+
+def _sorted_phases(view: AppView) -> tuple[tuple[tuple[float, ...], tuple[float, ...]], ...]:
+    """(work, the same sorted in decreasing order) of every phase, the current one's alive jobs
+    first, kept in the view's carry while the work stays (the same :attr:`AppView.work_stamp`)."""
+    kept = view.carry.get("sorted")
+    if kept is None or kept[0] != view.work_stamp:
+        phases = (view.current_work, *(work for work, _ in view.future_phases))
+        kept = view.carry["sorted"] = (view.work_stamp, tuple((w, tuple(sorted(w, reverse=True))) for w in phases))
+    return kept[1]  # type: ignore[return-value]
+
+
+def _waves_time(view: AppView, k: int, rate: float) -> float:
+    """:func:`time_left` in LPT waves (:func:`_in_waves`) without building the estimate: the
+    same LPT makespans at ``rate``, summed in the same order, on the work sorted once per work stamp."""
+    return sum(_duration(lpt_makespan(work, k, descending), rate) for work, descending in _sorted_phases(view))
 
 
 def view_rho(view: AppView, topology: GpuTopology, bundle: frozenset[int] = frozenset(),
@@ -199,39 +234,44 @@ def view_rho(view: AppView, topology: GpuTopology, bundle: frozenset[int] = froz
     ``count_only``: the app's rho depends on its GPU count only,
     :func:`mlsched.online.themis.policy.count_only`). rho = (elapsed + time left) / T_id, the same
     float operations as :func:`rho` on :func:`estimate`."""
-    gpus = view.holdings | bundle
+    gpus = view.holdings | bundle if bundle else view.holdings
     if not gpus:
         return math.inf
     reported = tuple(profile) if profile is not None else None
     key = ("rho", gpus, reported)
-    if key not in view.memo:
+    value = view.memo.get(key)
+    if value is None:
         times = _kept_times(view, reported)
         shape = _shape(view, gpus, topology, count_only)
         spent = times.get(shape)
         if spent is None:
-            spent = times[shape] = time_left(estimate(view, profile), sorted(gpus), topology)
-        view.memo[key] = (view.elapsed + spent) / view.t_id
-    return view.memo[key]  # type: ignore[return-value]
+            spent = times[shape] = (_waves_time(view, len(gpus), speed(view.app.speed_of, gpus, topology))
+                                    if _in_waves(view, len(gpus)) else time_left(estimate(view, profile), sorted(gpus), topology))
+        value = view.memo[key] = (view.elapsed + spent) / view.t_id
+    return value  # type: ignore[return-value]
 
 
 def view_rho_bounds(view: AppView, topology: GpuTopology, bundle: frozenset[int] = frozenset(),
                     profile: Sequence[float] | None = None, *, count_only: bool = False) -> tuple[float, float]:
-    """Bounds on :func:`view_rho` (exact when it or its time left is already known): :func:`rho_bounds`,
-    from the alive jobs' total and longest work alone (no estimate built) when every phase has more
-    jobs than the GPUs."""
-    gpus = view.holdings | bundle
+    """Bounds on :func:`view_rho`: its value when it or its time left is already known or no phase
+    runs in LPT waves (:func:`rho_bounds` would be that value), :func:`rho_bounds` when some phases
+    do, from the alive jobs' total and longest work alone (no estimate built) when every phase does."""
+    gpus = view.holdings | bundle if bundle else view.holdings
     reported = tuple(profile) if profile is not None else None
+    k = len(gpus)
     known = view.memo.get(("rho", gpus, reported))
-    if known is None and gpus and _shape(view, gpus, topology, count_only) in _kept_times(view, reported):
+    waves = known is None and _in_waves(view, k)
+    if known is None and (not waves and all(k >= len(work) for work in (view.current_caps, *(w for w, _ in view.future_phases)))
+                          or waves and _shape(view, gpus, topology, count_only) in _kept_times(view, reported)):
         known = view_rho(view, topology, bundle, profile, count_only=count_only)
     if known is not None:
         return known, known  # type: ignore[return-value]
-    k = len(gpus)
-    if not 0 < k < len(view.current_caps) or any(len(work) <= k for work, _ in view.future_phases):
+    if not waves:
         return rho_bounds(estimate(view, profile), sorted(gpus), topology)
     rate = speed(view.app.speed_of, gpus, topology)
-    return _bounds(view.elapsed, view.t_id, [waves_bounds(total, longest, k, rate) for total, longest in
-                                             (view.current_extent, *((math.fsum(w), max(w)) for w, _ in view.future_phases))])
+    return _bounds(view.elapsed, view.t_id, [waves_bounds(total, longest, jobs, k, rate) for total, longest, jobs in
+                                             ((*view.current_extent, len(view.current_caps)),
+                                              *((math.fsum(w), max(w), len(w)) for w, _ in view.future_phases))])
 
 
 def surely_finite(view: AppView, bundle: frozenset[int] = frozenset()) -> bool:
