@@ -392,6 +392,9 @@ def test_participants_with_bounds_equal_the_full_ranking():
         f, offered = float(rng.uniform(0, 1)), int(rng.integers(1, 8))
         chosen = participants(bounded, f, offered)
         assert chosen == participants(plain, f, offered)
+        candidates = [i for i in range(n) if unmet[i]]   # the rule of spec §2.5 literally, every rho_cur known
+        top = max(1, min(math.ceil((1.0 - f) * n - 1e-9), offered))
+        assert chosen == sorted(sorted(candidates, key=lambda i: (-rhos[i], starts[i], i))[:top])
         k = len(chosen)
         for i in set(range(n)) - set(asked):
             if unmet[i] and math.isfinite(rhos[i]) and k and len([j for j in range(n) if unmet[j]]) > k:

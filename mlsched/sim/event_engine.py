@@ -385,6 +385,8 @@ class EventEngine:
         self.finish_t_id[s.index] = self.t_id(s, self.now)
         self._release(s, list(s.holdings))
         self.active.remove(s.index)
+        s.placed.clear()   # kept only while the app runs: a long run keeps no finished app's caches
+        s.carry.clear()
 
     def _expiries(self) -> set[int]:
         touched = set()

@@ -60,7 +60,6 @@ class Offer:
     """The offered GPUs grouped by rack, machine and slot, with each machine's offered count."""
 
     def __init__(self, offered: Sequence[int], topology: GpuTopology) -> None:
-        self.topology = topology
         self.by_machine: dict[int, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
         self.rack_of: dict[int, int] = {}
         pool = sorted(offered)
@@ -72,7 +71,7 @@ class Offer:
         self._free = {m: sum(map(len, slots.values())) for m, slots in self.by_machine.items()}
         self.total = len(pool)
         self._picked: dict[tuple[int, int], tuple[int, ...]] = {}   # (machine, n) -> representative GPUs
-        self._bundles: dict[int, list[tuple[frozenset[int], tuple[int, ...]]]] = {}   # k -> bundles(k)
+        self._bundles: dict[int, tuple[tuple[frozenset[int], tuple[int, ...]], ...]] = {}   # k -> bundles(k)
         self._orders: tuple[list[list[int]], list[int]] | None = None
 
     def free(self, machine: int) -> int:
@@ -98,7 +97,7 @@ class Offer:
                 return counts
         return {}
 
-    def bundles(self, k: int) -> list[tuple[frozenset[int], tuple[int, ...]]]:
+    def bundles(self, k: int) -> tuple[tuple[frozenset[int], tuple[int, ...]], ...]:
         """The distinct canonical bundles of k GPUs (§1.8): (a) k GPUs of one machine, machines in
         offer order, (b) a consolidated fill of each rack, (c) a cluster-wide consolidated fill, each
         as its representative GPUs (:meth:`representative`), with those GPUs sorted; the same list
@@ -115,13 +114,14 @@ class Offer:
             shapes += [self.fill(order, k) for order in rack_orders]
             shapes.append(self.fill(whole, k))
             seen: set[tuple[tuple[int, int], ...]] = set()
-            known = self._bundles[k] = []
+            found = []
             for counts in shapes:
                 key = tuple(sorted(counts.items()))
                 if counts and key not in seen:
                     seen.add(key)
                     bundle = self.representative(counts)
-                    known.append((bundle, tuple(sorted(bundle))))
+                    found.append((bundle, tuple(sorted(bundle))))
+            known = self._bundles[k] = tuple(found)
         return known
 
     def representative(self, counts: dict[int, int], taken: dict[int, set[int]] | None = None) -> frozenset[int]:
@@ -200,7 +200,8 @@ def lone_canonical_bids(bidder: Bidder, offer: Offer, *, bids_max: int = BIDS_MA
     -log rho for finite rho, and rho = +inf rows (phi = -log rho_cap) lose to every finite row
     whatever rho_cap >= 10 x the largest finite rho is; when no first row is finite no row is,
     and rho_cap is RHO_CAP_FLOOR on both tables."""
-    firsts, rows = [], 0
+    firsts: list[tuple[frozenset[int], float]] = []
+    rows = 0
     for k in range(1, min(bidder.unmet, offer.total) + 1):
         valued = [(bidder.rho(bundle), ids, bundle) for bundle, ids in offer.bundles(k)]
         rows += len(valued)

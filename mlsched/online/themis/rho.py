@@ -104,7 +104,8 @@ def rho(app: App, gpus: Sequence[int], topology: GpuTopology) -> float:
 
 
 def rho_bounds(app: App, gpus: Sequence[int], topology: GpuTopology) -> tuple[float, float]:
-    """(lo, hi) with lo <= rho(G) <= hi, the floats too, without the LPT waves: a phase with k < n
+    """(lo, hi) with lo <= rho(G) <= hi, the floats too (with the left-to-right float sums of
+    Python 3.11; the ranking keeps its BOUND_MARGIN whatever the summation), without the LPT waves: a phase with k < n
     jobs takes :func:`waves_bounds`; every other phase its exact time (summed as :func:`rho` does,
     so that the bounds are rho(G) itself when no phase runs in waves)."""
     k = len(gpus)
@@ -131,10 +132,17 @@ def waves_bounds(total: float, longest: float, jobs: int, k: int, rate: float) -
       of work w, starts once every GPU is busy, by (W - w) / k, so it ends by
       W / k + (1 - 1/k) w <= W / k + (1 - 1/k) w_max; with k = 1 this is W itself.
 
-    Rounding: a float load is a sum of at most n positive terms, within a factor 1 +- n u of its
-    real value (u = 2^-53), and W / k, the upper bound's five operations and W itself (however it
-    was summed) lie within 1 +- (n + 5) u of theirs; widening both bounds by 4 (n + 3) u
-    (> (2n + 5) u plus the widening's own rounding) keeps them on their side of the float makespan."""
+    Rounding (u = 2^-53). The heap compares float loads, so the argument is made on them: a float
+    load is a sum of at most n positive terms, within a factor 1 +- n u of its real value. Let c be
+    the GPU that ends last and w its last job. If w opened c, the makespan is w <= w_max. Otherwise
+    c's float load when w joined was the least of the k float loads, hence at most their mean, at
+    most (1 + n u)(W - w) / k; adding w rounds once more, so the float makespan is at most
+    (1 + (n + 2) u) (W / k + (1 - 1/k) w_max). The computed bound (W however it was summed, 1/k, the
+    product, the sum) is at least 1 - (n + 6) u of its real value, so widening it by
+    4 (n + 3) u (> (2n + 8) u plus the widening's own rounding) keeps it above the float makespan.
+    Below: the float makespan is at least w_max exactly (float addition of non-negative numbers is
+    monotone) and at least the mean float load, at least (1 - n u) W / k, which the widened W / k
+    stays under."""
     slack = 4 * (jobs + 3) * _UNIT_ROUNDOFF
     low = max(longest, total / k * (1.0 - slack))
     high = (total / k + (1.0 - 1.0 / k) * longest) * (1.0 + slack)
@@ -253,9 +261,10 @@ def view_rho(view: AppView, topology: GpuTopology, bundle: frozenset[int] = froz
 
 def view_rho_bounds(view: AppView, topology: GpuTopology, bundle: frozenset[int] = frozenset(),
                     profile: Sequence[float] | None = None, *, count_only: bool = False) -> tuple[float, float]:
-    """Bounds on :func:`view_rho`: its value when it or its time left is already known or no phase
-    runs in LPT waves (:func:`rho_bounds` would be that value), :func:`rho_bounds` when some phases
-    do, from the alive jobs' total and longest work alone (no estimate built) when every phase does."""
+    """Bounds on :func:`view_rho`: its value when it is already known, when no phase runs in LPT
+    waves (:func:`rho_bounds` would be that value) or when every phase does and its time left is
+    kept; :func:`rho_bounds` when some phases do; from the alive jobs' total and longest work alone
+    (no estimate built) when every phase does."""
     gpus = view.holdings | bundle if bundle else view.holdings
     reported = tuple(profile) if profile is not None else None
     k = len(gpus)
