@@ -166,7 +166,7 @@ def test_lone_participant_keeps_its_bundle_and_realisations():
     assert set(kept) == {1, 2} and 1.4 < np.mean(kept) < 1.6      # E[k] = 0.75 * 2
 
 
-from mlsched.formulations.themis import pa_count_auction  # noqa: E402
+from mlsched.formulations.themis import hidden_payments, log_values, pa_count_auction  # noqa: E402
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -187,6 +187,60 @@ def test_count_dp_auction_equals_the_program(seed):
     assert dp.phi_without == pytest.approx(program.phi_without, abs=1e-9)
     assert sum(dp.counts) == sum(len(b) for b in program.bundles)          # both take the fewest GPUs among optima
     assert sum(dp.counts) <= gpus and all(0 <= c <= 1 for c in dp.payments)
+
+
+def _reference_count_dp(phi, gpus):
+    """The count DP as first written (one DP from scratch per call): the oracle of the shared-stage one."""
+    best = [0.0] + [-math.inf] * gpus
+    choices = []
+    for table in phi:
+        nxt = [-math.inf] * (gpus + 1)
+        pick = [0] * (gpus + 1)
+        for used in range(gpus + 1):
+            if best[used] == -math.inf:
+                continue
+            for k, value in enumerate(table[: gpus - used + 1]):
+                if best[used] + value > nxt[used + k] + 1e-12:
+                    nxt[used + k], pick[used + k] = best[used] + value, k
+        best = nxt
+        choices.append(pick)
+    top = max(best)
+    used = min(g for g in range(gpus + 1) if best[g] >= top - 1e-9 * max(1.0, abs(top)))
+    counts = []
+    for pick in reversed(choices):
+        counts.append(pick[used])
+        used -= pick[used]
+    return float(best[sum(counts)]), counts[::-1]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_count_auction_equals_the_count_dp_from_scratch(seed):
+    """Phi*, the counts, every Phi*_{-i} and the payments of :func:`pa_count_auction` (the stages
+    of the bidders before i shared with the whole auction) are bit for bit those of the DP run from
+    scratch on all bidders and on the others; rho values on a coarse grid, repeated, +inf, and
+    sums apart by less than and more than the 1e-12 tie step."""
+    rng = np.random.default_rng(900 + seed)
+    gpus = int(rng.integers(0, 9))
+    grid = [0.5, 1.0, 1.0 + 1e-13, 1.0 + 3e-12, 2.0, 2.0 * (1 + 2e-12), 3.0, math.inf]
+    rows = [[float(rng.choice(grid)) for _ in range(int(rng.integers(1, 7)))] for _ in range(int(rng.integers(1, 5)))]
+    result = pa_count_auction(rows, gpus)
+    phi = log_values([[(frozenset(range(k)), r) for k, r in enumerate(row)] for row in rows])
+    phi_star, counts = _reference_count_dp(phi, gpus)
+    assert (result.phi_star, result.counts) == (phi_star, counts)
+    own = [phi[i][k] for i, k in enumerate(counts)]
+    payments, without = hidden_payments(phi_star, own, [k > 0 for k in counts],
+                                        lambda i: _reference_count_dp(phi[:i] + phi[i + 1:], gpus)[0])
+    assert (result.payments, result.phi_without) == (payments, without)
+
+
+def test_count_dp_keeps_the_earlier_candidate_within_the_tie_step():
+    """One GPU, two bidders: giving it to bidder 1 (met first) is worth 1e-13 less than giving it to
+    bidder 0; within the 1e-12 step the earlier candidate stays, as in the DP from scratch."""
+    rows = [[2.0, 1.0], [2.0, 1.0 + 1e-13]]
+    result = pa_count_auction(rows, 1)
+    assert result.counts == [0, 1]
+    phi = log_values([[(frozenset(), r) for r in row] for row in rows])
+    assert (result.phi_star, result.counts) == _reference_count_dp(phi, 1)
 
 
 from mlsched.formulations.themis import DivisibleBidder, divisible_pa  # noqa: E402

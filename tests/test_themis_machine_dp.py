@@ -74,6 +74,26 @@ def test_dp_values_and_forced_allocation_equal_brute_force(seed):
         assert answer.rows == forced and answer.phi_without == dp.phi_without
 
 
+@pytest.mark.parametrize("seed", range(100))
+def test_completion_bounds_and_near_optimal_members_equal_their_definitions(seed):
+    """:meth:`MachineDp._completions` (0 for the last bidder without looking at B_n) equals
+    max_{v <= rest} B_{i+1}(v) over the stage's vectors for every bidder and rest, and the members
+    of W equal brute force's allocations within WINDOW of Phi* (rows, GPUs, welfare in bidder order)."""
+    phi, usage, capacity = _random_synthetic(np.random.default_rng(1000 + seed))
+    dp = MachineDp(phi, *_dense(usage, capacity))
+    for i in range(len(phi)):
+        rests = np.array([[int(v) for v in rest] for rest in itertools.product(*(range(c + 1) for c in dp.capacity))])
+        stage = dp.after[i]
+        expected = [max((float(w) for used, w in zip(stage.used, stage.value) if np.all(used <= rest)),
+                        default=-math.inf) for rest in rests]
+        assert dp._completions(i, rests).tolist() == expected
+    every = _allocations(phi, usage, capacity)
+    floor = dp.phi_star - WINDOW * max(1.0, abs(dp.phi_star))
+    members = dp.near_optimal()
+    assert members is not None
+    assert sorted((rows, g, w) for g, w, rows in members) == sorted((rows, g, w) for w, g, rows in every if w >= floor)
+
+
 def test_capacity_rows_no_row_uses_change_nothing():
     """The auction hands the DP the usage columns of its whole tables, before dominated rows are
     pruned, so some columns may be unused by every row left: the DP's Phi*, Phi*_{-i} and forced

@@ -89,9 +89,14 @@ def exhaustive_bids(bidder: Bidder, offered: Sequence[int]) -> BidTable:
 
 def log_values(tables: Sequence[BidTable]) -> list[list[float]]:
     """phi_ib = -log rho_ib with +inf replaced by rho_cap (A5)."""
-    finite = [r for table in tables for _, r in table if math.isfinite(r)]
+    return log_rho([[r for _, r in table] for table in tables])
+
+
+def log_rho(rows: Sequence[Sequence[float]]) -> list[list[float]]:
+    """:func:`log_values` of the bidders' rho values alone (one row per bidder)."""
+    finite = [r for row in rows for r in row if math.isfinite(r)]
     cap = max(RHO_CAP_FLOOR, 10 * max(finite, default=0.0))
-    return [[-math.log(r if math.isfinite(r) else cap) for _, r in table] for table in tables]
+    return [[-math.log(r if math.isfinite(r) else cap) for r in row] for row in rows]
 
 
 def _usage(bundle: frozenset[int], group_of: Mapping[int, int] | None) -> Counter[int]:
@@ -549,41 +554,66 @@ class CountAuctionResult:
     phi_without: list[float]
 
 
-def count_dp(phi: Sequence[Sequence[float]], gpus: int) -> tuple[float, list[int]]:
-    """max sum_i phi_i(k_i) s.t. sum_i k_i <= gpus, k_i <= len(phi_i) - 1: exact DP over bidders and
-    GPU counts (spec §2.3 speed guidance); among optima the fewest GPUs, then smaller k for later bidders."""
-    best = [0.0] + [-math.inf] * gpus          # best[g]: welfare using exactly g GPUs so far
-    choices = []
+CountStage = tuple[list[float], list[int]]   # best welfare per GPUs used exactly, and the last bidder's count there
+
+
+def _count_stage(best: Sequence[float], table: Sequence[float], gpus: int) -> CountStage:
+    """One bidder added to a count-DP stage: every (GPUs used, k) in increasing order, a candidate
+    replacing the best so far only when strictly better by 1e-12 (order-dependent near ties)."""
+    nxt = [-math.inf] * (gpus + 1)
+    pick = [0] * (gpus + 1)
+    for used, welfare in enumerate(best):
+        if welfare == -math.inf:
+            continue
+        for k, value in enumerate(table[: gpus - used + 1], start=used):
+            total = welfare + value
+            if total > nxt[k] + 1e-12:
+                nxt[k], pick[k] = total, k - used
+    return nxt, pick
+
+
+def _count_stages(phi: Sequence[Sequence[float]], gpus: int,
+                  first: Sequence[float] | None = None) -> list[CountStage]:
+    """The stages of the exact DP over bidders and GPU counts for max sum_i phi_i(k_i) s.t. sum_i k_i
+    <= gpus, k_i <= len(phi_i) - 1 (spec §2.3 speed guidance), the bidders of ``phi`` in order, from
+    ``first`` (default: nothing used yet); :func:`_count_optimum` reads the optimum off them."""
+    stages: list[CountStage] = []
+    best = [0.0] + [-math.inf] * gpus if first is None else first
     for table in phi:
-        nxt = [-math.inf] * (gpus + 1)
-        pick = [0] * (gpus + 1)
-        for used in range(gpus + 1):
-            if best[used] == -math.inf:
-                continue
-            for k, value in enumerate(table[: gpus - used + 1]):
-                if best[used] + value > nxt[used + k] + 1e-12:
-                    nxt[used + k], pick[used + k] = best[used] + value, k
-        best = nxt
-        choices.append(pick)
+        stages.append(_count_stage(best, table, gpus))
+        best = stages[-1][0]
+    return stages
+
+
+def _count_optimum(stages: Sequence[CountStage], gpus: int) -> tuple[float, list[int]]:
+    """Phi* and the counts of the DP's optimum: among optima (welfare within 1e-9 max(1, |top|) of the
+    top) the fewest GPUs, then smaller k for later bidders (each count read back through the stages)."""
+    best = stages[-1][0] if stages else [0.0] + [-math.inf] * gpus
     top = max(best)
     used = min(g for g in range(gpus + 1) if best[g] >= top - 1e-9 * max(1.0, abs(top)))
     counts = []
-    for pick in reversed(choices):
+    for _, pick in reversed(stages):
         counts.append(pick[used])
         used -= pick[used]
     return float(best[sum(counts)]), counts[::-1]
 
 
+def count_dp_without(phi: Sequence[Sequence[float]], gpus: int, stages: Sequence[CountStage], i: int) -> float:
+    """The count DP's optimum with bidder i left out: the stages of the bidders before i are those of
+    the whole auction (``stages``, from :func:`_count_stages`), the same float operations as a DP
+    over the others from scratch."""
+    return _count_optimum([*stages[:i], *_count_stages(phi[i + 1:], gpus, stages[i - 1][0] if i else None)], gpus)[0]
+
+
 def pa_count_auction(rho_by_count: Sequence[Sequence[float]], gpus: int) -> CountAuctionResult:
     """The PA auction when every bidder's rho depends on its GPU count only (S = 1 profiles):
     ``rho_by_count[i][k]`` for k = 0..unmet_i. Exact over all bundles; payments as in :func:`pa_auction`."""
-    tables = [[(frozenset(range(k)), r) for k, r in enumerate(row)] for row in rho_by_count]
-    phi = log_values(tables)
-    phi_star, counts = count_dp(phi, gpus)
+    phi = log_rho(rho_by_count)
+    stages = _count_stages(phi, gpus)
+    phi_star, counts = _count_optimum(stages, gpus)
     own = [phi[i][k] for i, k in enumerate(counts)]
-    payments, without = hidden_payments(
-        phi_star, own, [k > 0 for k in counts],
-        lambda i: count_dp([p for j, p in enumerate(phi) if j != i], gpus)[0])
+    payments, without = hidden_payments(phi_star, own, [k > 0 for k in counts],
+                                        lambda i: count_dp_without(phi, gpus, stages, i))
     return CountAuctionResult(phi_star, counts, payments, without)
 
 

@@ -92,14 +92,14 @@ class Stage:
             raise BeyondCaps
         used = (self.used[:, None, :] + units[None, :, :]).reshape(len(self.used) * len(units), len(capacity))
         value = (self.value[:, None] + phi[None, :] if forward else phi[None, :] + self.value[:, None]).ravel()
-        fits = np.all(used <= capacity, axis=1)
+        fits = (used <= capacity).all(axis=1)
         used, value = used[fits], value[fits]
         if not len(used):
             return Stage(used, value)
         # equal vectors become neighbours (lexsort: exact, no packing into one key); no rows: all equal
         order = np.lexsort(used.T) if used.shape[1] else np.arange(len(used))
         used, value = used[order], value[order]
-        first = np.flatnonzero(np.concatenate([[True], np.any(used[1:] != used[:-1], axis=1)]))
+        first = np.flatnonzero(np.concatenate([[True], (used[1:] != used[:-1]).any(axis=1)]))
         if len(first) > state_cap:
             raise BeyondCaps
         return Stage(used[first], np.maximum.reduceat(value, first))
@@ -128,22 +128,32 @@ class MachineDp:
         self.after = backward[::-1]              # self.after[i] = B_{i+1}
         if sum(len(f.value) * len(b.value) for f, b in zip(forward, self.after)) > pair_cap:
             raise BeyondCaps
-        rests = self.capacity - self.units[0]
-        fitting = np.all(rests >= 0, axis=1)
-        self.phi_star = float(np.max(self.phi[0][fitting] + self._completions(0, rests[fitting]), initial=-np.inf))
+        self._first = self._fitting(0, self.capacity)   # bidder 0's rows that fit, their rests and bounds
+        fitting, _, bound = self._first
+        self.phi_star = float(np.max(self.phi[0][fitting] + bound, initial=-np.inf))
         self.phi_without = [self._best_pair(f, b) for f, b in zip(forward, self.after)]
 
     def _best_pair(self, before: Stage, after: Stage) -> float:
         """(DP-i): max F_i(u) + B_{i+1}(v) over u + v <= C."""
-        fits = np.all(before.used[:, None, :] + after.used[None, :, :] <= self.capacity, axis=2)
+        fits = (before.used[:, None, :] + after.used[None, :, :] <= self.capacity).all(axis=2)
         return float(np.max(np.where(fits, before.value[:, None] + after.value[None, :], -np.inf), initial=-np.inf))
 
     def _completions(self, i: int, rests: np.ndarray) -> np.ndarray:
         """The best welfare of the bidders after i within each residual vector of ``rests``:
-        max_{v <= rest} B_{i+1}(v) (-inf when no vector fits)."""
+        max_{v <= rest} B_{i+1}(v) (-inf when no vector fits); 0 for the last bidder (B_n holds
+        only the zero vector, worth 0, and every rest is >= 0)."""
+        if i + 1 == len(self.phi):
+            return np.zeros(len(rests))
         stage = self.after[i]
-        fits = np.all(stage.used[None, :, :] <= rests[:, None, :], axis=2)
+        fits = (stage.used[None, :, :] <= rests[:, None, :]).all(axis=2)
         return np.max(np.where(fits, stage.value[None, :], -np.inf), axis=1, initial=-np.inf)
+
+    def _fitting(self, i: int, room: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Bidder i's rows that fit in ``room`` (indices), the room each leaves (all rows) and
+        :meth:`_completions` of those rests."""
+        rests = room - self.units[i]
+        fitting = np.flatnonzero((rests >= 0).all(axis=1))
+        return fitting, rests, self._completions(i, rests[fitting])
 
     def near_optimal(self) -> list[tuple[int, float, list[int]]] | None:
         """(GPUs, welfare, rows) of every allocation in W (welfare >= Phi* - WINDOW max(1, |Phi*|)),
@@ -154,9 +164,7 @@ class MachineDp:
         def extend(i: int, room: np.ndarray, welfare: float, taken: int, rows: list[int]) -> bool:
             """Members of W below this partial allocation (bidders 0..i-1 placed, i < n); False once
             more than ENUMERATION_CAP."""
-            rests = room - self.units[i]
-            fitting = np.flatnonzero(np.all(rests >= 0, axis=1))
-            bound = self._completions(i, rests[fitting])
+            fitting, rests, bound = self._first if i == 0 else self._fitting(i, room)
             for b, rest_bound in zip(fitting.tolist(), bound.tolist()):
                 value = float(self.phi[i][b])
                 if welfare + value + rest_bound < floor:
