@@ -4,6 +4,7 @@ GPUs), and the count-only auction path is chosen from what an app reports."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from unittest import mock
 
@@ -181,7 +182,10 @@ def test_bounded_ranking_equals_the_plain_ranking_on_simulated_states(workload, 
         plain = [RoundApp(a.bidder, a.report, a.start) for a in round_apps]
         f, cap = options["fairness_knob"], len(offered) if options["cap_participants"] else len(round_apps)
         bounded = participants(round_apps, f, cap)
-        if bounded != participants(plain, f, cap):
+        candidates = [i for i, a in enumerate(plain) if a.bidder.unmet > 0]   # spec §2.5 literally
+        top = max(1, min(math.ceil((1.0 - f) * len(plain) - 1e-9), cap))
+        literal = sorted(sorted(candidates, key=lambda i: (-plain[i].rho_current, plain[i].start, i))[:top]) if cap else []
+        if bounded != participants(plain, f, cap) or bounded != literal:
             differing.append(tuple(bounded))
         compared += 1
         spared += sum(a._rho is None for a in round_apps if a.bidder.unmet and a.finite)

@@ -134,7 +134,7 @@ def test_a_job_on_mixed_types_runs_at_its_slowest_type():
     mixed = simulate(inst, Fixed([0, 2]), SimOptions(lease=1e6))
     assert fast.finish[0] == pytest.approx(50.0) and mixed.finish[0] == pytest.approx(200.0)
     assert [iv.speed for iv in mixed.jobs] == [0.25]
-    tampered = replace(mixed, jobs=[replace(iv, speed=1.0) for iv in mixed.jobs])
+    tampered = replace(mixed, jobs=[iv._replace(speed=1.0) for iv in mixed.jobs])
     assert any("runs at speed 1.0, its GPU types give 0.25" in p for p in check_run(tampered))
 
 

@@ -96,6 +96,12 @@ class AppView:
         return self._state.future
 
     @property
+    def future_extents(self) -> tuple[tuple[float, float, int], ...]:
+        """The total (math.fsum), the largest w_j and the number of jobs of every phase after the
+        current one."""
+        return self._state.future_extents
+
+    @property
     def remaining_work(self) -> float:
         """Serial GPU-seconds left over all jobs and phases."""
         return self._state.remaining_work()
@@ -185,6 +191,7 @@ class _AppState:
     caps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     work: np.ndarray = field(default_factory=lambda: np.zeros(0))      # W_j of the current phase's jobs
     future: tuple[tuple[tuple[float, ...], tuple[int, ...]], ...] = ()   # (work, caps) of the later phases
+    future_extents: tuple[tuple[float, float, int], ...] = ()           # (fsum, max, count) of their work
     alive: tuple[tuple[float, ...], tuple[int, ...]] | None = None   # alive_jobs() until the remaining work changes
     extent: tuple[float, float] | None = None                        # alive_extent() until then
     stamp: int = 0                                                   # bumped whenever the remaining work may change
@@ -208,6 +215,7 @@ class _AppState:
         self.speed = [1.0] * len(jobs)
         self.caps = np.array([j.cap for j in jobs], dtype=np.int64)
         self.future = tuple((tuple(j.work for j in p), tuple(j.cap for j in p)) for p in self.app.phases[phase + 1:])
+        self.future_extents = tuple((math.fsum(w), max(w, default=0.0), len(w)) for w, _ in self.future)
         self.update_demand()
 
     def placement(self, gpus: frozenset[int], topology: GpuTopology) -> tuple[float, float, float]:
@@ -230,7 +238,7 @@ class _AppState:
         """(sum, max) of the alive jobs' remaining work, kept as :meth:`alive_jobs`."""
         if self.extent is None:
             work = self.remaining[self.alive_index]
-            self.extent = (float(work.sum()), float(work.max(initial=0.0)))
+            self.extent = (float(np.add.reduce(work)), float(np.maximum.reduce(work, initial=0.0)))   # work.sum(), work.max()
         return self.extent
 
     def work_moved(self) -> None:

@@ -18,6 +18,7 @@ bundle, and hand the leftover GPUs to the unfiltered apps at random.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -110,12 +111,12 @@ def _top(apps: Sequence[RoundApp], contenders: list[int], k: int) -> list[int]:
     if len(contenders) <= k:
         return contenders
     computed: list[int] = []
+    largest: list[float] = []   # the k largest computed rho_cur, a min-heap: largest[0] is the k-th
     for i in sorted(contenders, key=lambda i: apps[i].rho_range[1], reverse=True):
-        if len(computed) >= k:
-            kth = sorted((apps[j].rho_current for j in computed), reverse=True)[k - 1]
-            if kth * (1.0 - BOUND_MARGIN) > apps[i].rho_range[1] * (1.0 + BOUND_MARGIN):
-                break
+        if len(largest) == k and largest[0] * (1.0 - BOUND_MARGIN) > apps[i].rho_range[1] * (1.0 + BOUND_MARGIN):
+            break
         computed.append(i)
+        (heapq.heappush if len(largest) < k else heapq.heappushpop)(largest, apps[i].rho_current)
     return sorted(computed, key=lambda i: (-apps[i].rho_current, apps[i].start, i))[:k]
 
 

@@ -200,10 +200,20 @@ def _kept_times(view: AppView, reported: tuple[float, ...] | None) -> dict[objec
     return times  # type: ignore[return-value]
 
 
+def _later_jobs(view: AppView) -> tuple[float, int]:
+    """The fewest and the most jobs of a phase after the current one (+inf and 0 without one), kept
+    in the view's carry while the later phases stay (the same tuple from the engine)."""
+    kept = view.carry.get("later")
+    if kept is None or kept[0] is not view.future_phases:
+        counts = [len(work) for work, _ in view.future_phases]
+        kept = view.carry["later"] = (view.future_phases, min(counts, default=math.inf), max(counts, default=0))
+    return kept[1], kept[2]  # type: ignore[return-value]
+
+
 def _in_waves(view: AppView, k: int) -> bool:
     """Whether every phase of the app has more alive jobs than k > 0 GPUs (each phase then runs in
     LPT waves, :func:`phase_time`, whatever the placement)."""
-    return 0 < k < len(view.current_caps) and all(k < len(work) for work, _ in view.future_phases)
+    return 0 < k < len(view.current_caps) and k < _later_jobs(view)[0]
 
 
 def _shape(view: AppView, gpus: frozenset[int], topology: GpuTopology, count_only: bool) -> object:
@@ -270,7 +280,7 @@ def view_rho_bounds(view: AppView, topology: GpuTopology, bundle: frozenset[int]
     k = len(gpus)
     known = view.memo.get(("rho", gpus, reported))
     waves = known is None and _in_waves(view, k)
-    if known is None and (not waves and all(k >= len(work) for work in (view.current_caps, *(w for w, _ in view.future_phases)))
+    if known is None and (not waves and k >= len(view.current_caps) and k >= _later_jobs(view)[1]
                           or waves and _shape(view, gpus, topology, count_only) in _kept_times(view, reported)):
         known = view_rho(view, topology, bundle, profile, count_only=count_only)
     if known is not None:
@@ -280,7 +290,7 @@ def view_rho_bounds(view: AppView, topology: GpuTopology, bundle: frozenset[int]
     rate = speed(view.app.speed_of, gpus, topology)
     return _bounds(view.elapsed, view.t_id, [waves_bounds(total, longest, jobs, k, rate) for total, longest, jobs in
                                              ((*view.current_extent, len(view.current_caps)),
-                                              *((math.fsum(w), max(w), len(w)) for w, _ in view.future_phases))])
+                                              *view.future_extents)])
 
 
 def surely_finite(view: AppView, bundle: frozenset[int] = frozenset()) -> bool:
