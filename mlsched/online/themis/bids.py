@@ -172,11 +172,24 @@ def offer_of(offered: tuple[int, ...], topology: GpuTopology) -> Offer:
     return Offer(offered, topology)
 
 
+ValuedBundle = tuple[float, tuple[int, ...], frozenset[int]]   # (rho, sorted GPU ids, bundle)
+
+
+def _valued_by_size(bidder: Bidder, offer: Offer) -> list[list[ValuedBundle]]:
+    """Every canonical bundle of sizes 1..min(unmet, |R'|), valued by the bidder's rho, size by size
+    in :meth:`Offer.bundles` order."""
+    return [[(bidder.rho(bundle), ids, bundle) for bundle, ids in offer.bundles(k)]
+            for k in range(1, min(bidder.unmet, offer.total) + 1)]
+
+
+def _rank(row: ValuedBundle) -> tuple[float, tuple[int, ...]]:
+    """A table's order within one size: lowest rho first, then sorted GPU ids."""
+    return row[0], row[1]
+
+
 def canonical_bids(bidder: Bidder, offer: Offer, *, bids_max: int = BIDS_MAX) -> BidTable:
     """The §1.8 canonical bundles of one app, valued by its rho; the empty row first."""
-    by_size = [sorted(((bidder.rho(bundle), ids, bundle) for bundle, ids in offer.bundles(k)),
-                      key=lambda row: row[:2])
-               for k in range(1, min(bidder.unmet, offer.total) + 1)]
+    by_size = [sorted(rows, key=_rank) for rows in _valued_by_size(bidder, offer)]
     picked: list[tuple[frozenset[int], float]] = []
     depth = 0
     while len(picked) < bids_max and any(depth < len(rows) for rows in by_size):
@@ -200,15 +213,9 @@ def lone_canonical_bids(bidder: Bidder, offer: Offer, *, bids_max: int = BIDS_MA
     -log rho for finite rho, and rho = +inf rows (phi = -log rho_cap) lose to every finite row
     whatever rho_cap >= 10 x the largest finite rho is; when no first row is finite no row is,
     and rho_cap is RHO_CAP_FLOOR on both tables."""
-    firsts: list[tuple[frozenset[int], float]] = []
-    rows = 0
-    for k in range(1, min(bidder.unmet, offer.total) + 1):
-        valued = [(bidder.rho(bundle), ids, bundle) for bundle, ids in offer.bundles(k)]
-        rows += len(valued)
-        if k <= bids_max:
-            first = min(valued, key=lambda row: row[:2])
-            firsts.append((first[2], first[0]))
-    return [(frozenset(), bidder.rho(frozenset())), *firsts], 1 + min(rows, bids_max)
+    valued = _valued_by_size(bidder, offer)
+    firsts = [(first[2], first[0]) for first in (min(rows, key=_rank) for rows in valued[:bids_max])]
+    return [(frozenset(), bidder.rho(frozenset())), *firsts], 1 + min(sum(map(len, valued)), bids_max)
 
 
 def canonical_auction(bidders: Sequence[Bidder], offered: Sequence[int], topology: GpuTopology, *,
