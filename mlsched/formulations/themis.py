@@ -506,7 +506,8 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
     reduced-cost fixing rules out (:class:`_FixedWelfare`); ``persistent`` on one HiGHS model (:class:`_WelfareModel`);
     ``fresh`` builds and solves a new program for each, the original path, kept as the oracle.
     The fewest-GPU allocation is the same re-solve in all three. On the default path a small auction
-    whose fewest-GPU allocation is forced is answered by the machine DP without HiGHS (A8c)."""
+    takes Phi* and every Phi*_{-i} from the machine DP, and its fewest-GPU allocation too when that
+    is forced (no HiGHS solve); otherwise the re-solve picks it among the exact ties (A8c)."""
     if solves not in AUCTION_SOLVES:
         raise UsageError(f"unknown auction solves {solves!r}; choose one of {', '.join(AUCTION_SOLVES)}")
     phi = log_values(tables)   # the cap (A5) is set on the full tables, before pruning
@@ -519,11 +520,14 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
     tables = [[table[b] for b in rows] for table, rows in zip(tables, kept)]
     phi = [[values[b] for b in rows] for values, rows in zip(phi, kept)]
     usage = [[uses[b] for b in rows] for uses, rows in zip(usage, kept)]
-    forced = machine_dp(phi, [use[rows] for use, rows in zip(dense, kept)], capacity_units) if solves == "fixed" else None
-    if forced is not None:   # small lattice, fewest-GPU allocation forced: no HiGHS solve (A8c)
-        return _settled(tables, kept, phi, forced.rows, forced.phi_without.__getitem__,
+    dp = machine_dp(phi, [use[rows] for use, rows in zip(dense, kept)], capacity_units) if solves == "fixed" else None
+    if dp is not None and dp.rows is not None:   # small lattice, fewest-GPU allocation forced: no HiGHS solve (A8c)
+        return _settled(tables, kept, phi, dp.rows, dp.phi_without.__getitem__,
                         pf_arrays(tables, phi, offered, group_of=group_of, usage=usage) if lp_bound else None)
     program = pf_arrays(tables, phi, offered, group_of=group_of, usage=usage)
+    if dp is not None:   # the DP's values; HiGHS's re-solve picks among the exact ties (A8c)
+        return _settled(tables, kept, phi, _fewest_gpus(program, tables, dp.phi_star), dp.phi_without.__getitem__,
+                        program if lp_bound else None)
     sizes = [len(t) for t in tables]
     if solves == "fresh":
         phi_star, _ = _optimum(tables, phi, offered, group_of)

@@ -40,8 +40,10 @@ fewest GPUs and x*'s welfare is >= Phi* - 1e-12 max(1, |Phi*|). Then HiGHS's re-
       gaps; the welfare of a 0/1 solution is a sum of phi, its GPU count an integer);
   (iii) the re-solve runs with zero gaps, so it returns an allocation with at most |x*| GPUs (x* is
       feasible), in W by (ii); x* is the only allocation of W with that few.
-Otherwise (ties in W at the fewest GPUs, more than :data:`ENUMERATION_CAP` members of W, or a DP
-beyond the caps) the DP declines and the auction takes the HiGHS path whole.
+Otherwise (ties in W at the fewest GPUs, or more than :data:`ENUMERATION_CAP` members of W) the DP
+still gives Phi* and every Phi*_{-i}, and only the fewest-GPU allocation is HiGHS's re-solve, on the
+same program and with the threshold T of the DP's Phi*; a DP beyond the caps declines and the auction
+takes the HiGHS path whole.
 
 Sums are taken in a fixed order (F from bidder 0, B from the last bidder, W's members in bidder
 order); the auction reports the chosen rows' phi summed in bidder order, as on the HiGHS path.
@@ -71,7 +73,7 @@ class BeyondCaps(Exception):
 @dataclass
 class MachineDpAnswer:
     phi_star: float              # Phi*
-    rows: list[int]              # the forced fewest-GPU allocation: one row per bidder
+    rows: list[int] | None       # the forced fewest-GPU allocation, one row per bidder; None: not forced
     phi_without: list[float]     # Phi*_{-i} for every bidder (DP-i)
 
 
@@ -194,11 +196,10 @@ class MachineDp:
 
 def machine_dp(phi: Sequence[Sequence[float]], units: Sequence[np.ndarray], capacity: np.ndarray, *,
                state_cap: int = STATE_CAP, pair_cap: int = PAIR_CAP) -> MachineDpAnswer | None:
-    """Phi*, every Phi*_{-i} and the fewest-GPU allocation when the DP stays within the caps and
-    that allocation is forced (module docstring); None otherwise."""
+    """Phi*, every Phi*_{-i} and, when it is forced, the fewest-GPU allocation (module docstring);
+    None when the DP would exceed its caps."""
     try:
         dp = MachineDp(phi, units, capacity, state_cap=state_cap, pair_cap=pair_cap)
     except BeyondCaps:
         return None
-    rows = dp.forced_rows()
-    return None if rows is None else MachineDpAnswer(dp.phi_star, rows, dp.phi_without)
+    return MachineDpAnswer(dp.phi_star, dp.forced_rows(), dp.phi_without)
