@@ -1,6 +1,7 @@
 """How much of a Themis simulation's auction work the machine DP takes (decision A8c): the CPU
 time of the simulation and of its PA auctions (``pa_auction``), how many auctions with two or more
-bidders the DP answered and its own CPU time, and the run-record fingerprint (compare it with a run
+bidders the DP answered whole, priced only (the fewest-GPU re-solve picks among exact ties) or
+declined, and its own CPU time, and the run-record fingerprint (compare it with a run
 of the code before the DP, which prints no DP counts: ``PYTHONPATH=<that tree> python
 benchmarks/themis_dp_share.py ...``). HiGHS on one thread; checker off.
 
@@ -19,17 +20,26 @@ from pathlib import Path
 from typing import Any
 
 
-def timed(stats: Counter, name: str, function: Callable[..., Any], answers: bool = False) -> Callable[..., Any]:
-    """``function`` counting its calls, CPU time and (``answers``) results other than None into ``stats``."""
+def timed(stats: Counter, name: str, function: Callable[..., Any],
+          outcome: Callable[[Any], str] | None = None) -> Callable[..., Any]:
+    """``function`` counting its calls, CPU time and (with ``outcome``) its results by kind into ``stats``."""
     def run(*args: Any, **kwargs: Any) -> Any:
         tick = time.process_time()
         result = function(*args, **kwargs)
         stats[f"{name} calls"] += 1
-        if answers:
-            stats[f"{name} answers"] += result is not None
+        if outcome is not None:
+            stats[f"{name} {outcome(result)}"] += 1
         stats[f"{name} CPU s"] += time.process_time() - tick
         return result
     return run
+
+
+def dp_outcome(answer: Any) -> str:
+    """What the machine DP gave an auction: its allocation and values, its values only (the
+    re-solve picks among exact ties), or nothing (beyond its caps)."""
+    if answer is None:
+        return "declined (beyond its caps)"
+    return "priced, allocation re-solved" if getattr(answer, "rows", ()) is None else "answered whole"
 
 
 def main() -> None:
@@ -50,7 +60,7 @@ def main() -> None:
     stats: Counter = Counter()
     bids.pa_auction = timed(stats, "pa_auction", bids.pa_auction)
     if hasattr(themis, "machine_dp"):
-        themis.machine_dp = timed(stats, "machine DP", themis.machine_dp, answers=True)
+        themis.machine_dp = timed(stats, "machine DP", themis.machine_dp, outcome=dp_outcome)
     policy = get_system("themis").policy("themis")
     if args.workload == "w1":
         from mlsched.instance.generators.themis import generate_themis
