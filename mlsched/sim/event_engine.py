@@ -136,14 +136,25 @@ class EventPolicy(Protocol):
 
 
 class _Running(NamedTuple):
-    """The jobs of the apps holding GPUs (their slots) at one time: rate, remaining work, the time
-    they progress from, and when they would be done."""
+    """The running jobs (their slots) at one time: rate, remaining work, the time they progress
+    from, when they would be done, and the remaining work below which they count as done."""
 
     slots: np.ndarray
     rate: np.ndarray
     remaining: np.ndarray
     begin: np.ndarray
     done_at: np.ndarray
+    finish_below: np.ndarray
+
+
+class _RunningSlots(NamedTuple):
+    """What stays of the running jobs between two changes of the running set: their slots, rates,
+    resume times and DONE_TOLERANCE * W_j."""
+
+    slots: np.ndarray
+    rate: np.ndarray
+    resume: np.ndarray
+    finish_below: np.ndarray
 
 
 class _JobArrays:
@@ -272,11 +283,13 @@ class EventEngine:
         self.now = 0.0
         self.cum_active = 0.0           # integral of N_active
         self.arrays = _JobArrays(instance.apps)
+        self.first_slot: list[int] = self.arrays.start.tolist()   # app -> its first slot
         self.states = [_AppState(a, app, self.arrays) for a, app in enumerate(instance.apps)]
         self.free: set[int] = set(range(instance.num_gpus))
         self.active: list[int] = []
         self.holders: set[int] = set()                      # active apps holding GPUs (the only ones progressing)
-        self._slots: np.ndarray | None = None               # _holder_slots() until the holders change
+        self.running: set[int] = set()                      # slots of the jobs with a positive rate
+        self._running_slots: _RunningSlots | None = None    # their arrays until the running set changes
         self.expiries: list[tuple[float, int, int]] = []   # (time, gpu, app)
         self.just_expired: dict[int, set[int]] = {}         # app -> GPUs whose lease ended at this event
         self.holdings: list[Holding] = []
@@ -328,29 +341,31 @@ class EventEngine:
                          holdings=self.holdings, jobs=self.job_log, rounds=self.rounds, round_seconds=self.round_seconds,
                          stats=getattr(self.policy, "stats", {}))
 
-    def _holder_slots(self) -> np.ndarray:
-        """The slots of the job arrays of every app holding GPUs, in order (only their jobs run)."""
-        if self._slots is None:
-            start = self.arrays.start
-            self._slots = np.concatenate([np.zeros(0, dtype=np.int64),
-                                          *(np.arange(start[a], start[a + 1]) for a in sorted(self.holders))])
-        return self._slots
+    def _running_arrays(self) -> _RunningSlots:
+        """The slots of the running jobs (in no particular order) with their rates, resume times and
+        completion thresholds, gathered again only after the running set changed."""
+        if self._running_slots is None:
+            slots = np.fromiter(self.running, dtype=np.int64, count=len(self.running))
+            self._running_slots = _RunningSlots(slots, self.arrays.rate[slots], self.arrays.resume[slots],
+                                                DONE_TOLERANCE * self.arrays.work[slots])
+        return self._running_slots
 
     def _running(self) -> _Running:
-        """The jobs of the apps holding GPUs as they run from now on, each job's completion time
-        (+inf for a job without GPUs) included."""
-        slots = self._holder_slots()
-        rate, remaining = self.arrays.rate[slots], self.arrays.remaining[slots]
-        begin = np.maximum(self.arrays.resume[slots], self.now)
-        done_at = begin + np.divide(remaining, rate, out=np.full_like(rate, math.inf), where=rate > 0)
-        return _Running(slots, rate, remaining, begin, done_at)
+        """The running jobs as they run from now on, each job's completion time included. Only jobs
+        with a positive rate progress; the others' remaining work and completion (+inf) stay."""
+        slots, rate, resume, finish_below = self._running_arrays()
+        remaining = self.arrays.remaining[slots]
+        begin = np.maximum(resume, self.now)
+        done_at = np.divide(remaining, rate)
+        done_at += begin
+        return _Running(slots, rate, remaining, begin, done_at, finish_below)
 
     def _advance(self, t: float, running: _Running) -> np.ndarray:
         """Every job runs to time t (``running``: :meth:`_running` at the current time); returns the
         slots of the jobs done by then (within DONE_TOLERANCE of their work)."""
         dt = t - self.now
-        slots, rate = running.slots, running.rate
-        progress = rate * np.minimum(np.maximum(t - running.begin, 0.0), dt)
+        slots = running.slots
+        progress = running.rate * np.minimum(np.maximum(t - running.begin, 0.0), dt)
         remaining = np.where(running.done_at <= t * (1 + 1e-12), 0.0, np.maximum(running.remaining - progress, 0.0))
         self.arrays.remaining[slots] = remaining
         for a in self.holders:
@@ -359,7 +374,7 @@ class EventEngine:
             s.work_moved()
         self.cum_active += len(self.active) * dt
         self.now = t
-        return slots[(remaining <= DONE_TOLERANCE * self.arrays.work[slots]) & (rate > 0)]
+        return slots[remaining <= running.finish_below]
 
     def _arrive(self, a: int) -> None:
         s = self.states[a]
@@ -412,9 +427,8 @@ class EventEngine:
             self.holdings.append(Holding(s.index, g, s.held_since.pop(g), self.now))
             del s.holdings[g]
             self.free.add(g)
-        if not s.holdings and s.index in self.holders:
+        if not s.holdings:
             self.holders.discard(s.index)
-            self._slots = None
 
     def _round(self) -> set[int]:
         if not self.free or not any(self.states[a].demand() > len(self.states[a].holdings) for a in self.active):
@@ -440,9 +454,8 @@ class EventEngine:
                 s.held_since[g] = self.now
                 heapq.heappush(self.expiries, (self.now + self.options.lease, g, a))
             self.free -= gpus
-            if gpus and a not in self.holders:
+            if gpus:
                 self.holders.add(a)
-                self._slots = None
         return {a for a, gpus in grants.items() if gpus}
 
     # --- execution rule (§1.7) --------------------------------------------------------------
@@ -478,6 +491,9 @@ class EventEngine:
             rates.append(rate)
         s.rate[started] = rates
         s.resume[started] = self.now + self.options.restart_overhead
+        first = self.first_slot[s.index]
+        self.running.update(first + j for j, rate in zip(started, rates) if rate > 0)
+        self._running_slots = None
 
     def _close_jobs(self, s: _AppState, jobs: Sequence[int] | np.ndarray) -> None:
         closing = [(j, gpus) for j in map(int, jobs) if (gpus := s.job_gpus.pop(j, None))]
@@ -489,6 +505,9 @@ class EventEngine:
             self.job_log.append(JobInterval(s.index, s.phase, j, since, self.now, min(max(resume, since), self.now),
                                             gpus, s.slowdown[j], s.speed[j]))
         s.rate[stopped] = 0.0
+        first = self.first_slot[s.index]
+        self.running.difference_update(first + j for j in stopped)
+        self._running_slots = None
 
 
 def simulate(instance: ThemisInstance, policy: EventPolicy, options: SimOptions | None = None, *,
