@@ -44,7 +44,7 @@ from mlsched.sim.themis_run import DONE_TOLERANCE, Holding, JobInterval, SimOpti
 __all__ = ["AppView", "EventEngine", "EventPolicy", "Holding", "JobInterval", "RoundView", "SimOptions",
            "ThemisRun", "simulate"]
 
-_interval = tuple.__new__   # JobInterval(*fields) without the named tuple's Python-level __new__ (millions per run)
+_record = tuple.__new__   # JobInterval(*fields), Holding(*fields) without the named tuple's Python-level __new__ (millions per run)
 
 
 class AppView:
@@ -63,10 +63,12 @@ class AppView:
         self.index = state.index
         self.app = state.app
         self.start = state.app.arrival
-        self.elapsed = engine.now - state.app.arrival
+        self.elapsed = engine.now - self.start
         self.holdings = state.held()
-        self.expired = frozenset(engine.just_expired.get(state.index, ()))   # leases that ended at this event
-        self.unmet = max(0, state.demand_now - len(state.holdings))
+        expired = engine.just_expired.get(state.index)
+        self.expired = frozenset(expired) if expired else frozenset()   # leases that ended at this event
+        unmet = state.demand_now - len(state.holdings)
+        self.unmet = unmet if unmet > 0 else 0
         self.service = state.service
         self.memo: dict[object, object] = {}
         self.carry = state.carry
@@ -348,7 +350,7 @@ class EventEngine:
             running = self._running()
             t_next = min(self.instance.apps[order[next_arrival]].arrival if next_arrival < len(order) else math.inf,
                          self.expiries[0][0] if self.expiries else math.inf,
-                         float(running.done_at.min(initial=math.inf)))
+                         float(np.minimum.reduce(running.done_at, initial=math.inf)))
             if not math.isfinite(t_next):
                 raise MlschedError(f"{self.policy.name}: simulation stalled at t = {self.now:.1f} s with "
                                    f"{len(self.active)} apps unfinished and {len(self.free)} free GPUs")
@@ -446,7 +448,7 @@ class EventEngine:
 
     def _release(self, s: _AppState, gpus: Sequence[int]) -> None:
         for g in gpus:
-            self.holdings.append(Holding(s.index, g, s.held_since.pop(g), self.now))
+            self.holdings.append(_record(Holding, (s.index, g, s.held_since.pop(g), self.now)))
             del s.holdings[g]
             self.free.add(g)
         s.held_set = None
@@ -494,7 +496,7 @@ class EventEngine:
             return {0: chosen} if chosen else {}
         alive = s.alive_index
         if len(gpus) >= len(alive):
-            counts = split(s.remaining[alive].tolist(), s.caps[alive].tolist(), len(gpus))
+            counts = split(s.remaining[alive].tolist(), s.alive_caps, len(gpus))
             return {j: frozenset(chosen) for j, chosen in zip(alive.tolist(), assign(gpus, counts, self.instance.topology))
                     if chosen}
         # LPT: the jobs with the most remaining work run, one GPU each
@@ -503,7 +505,8 @@ class EventEngine:
 
     def _resplit(self, s: _AppState) -> None:
         sets = self._split(s, sorted(s.holdings))
-        changed = sorted({j for j, _ in s.job_gpus.items() ^ sets.items()})
+        old = s.job_gpus
+        changed = sorted([j for j, gpus in old.items() if sets.get(j) != gpus] + [j for j in sets if j not in old])
         self._close_jobs(s, changed)
         started = [j for j in changed if j in sets]
         if not started:
@@ -525,8 +528,8 @@ class EventEngine:
             gpus = s.job_gpus.pop(j, None)
             if gpus:
                 since = s.job_since[j]
-                log.append(_interval(JobInterval, (s.index, s.phase, j, since, now, min(max(s.job_resume[j], since), now),
-                                                   gpus, s.slowdown[j], s.speed[j])))
+                log.append(_record(JobInterval, (s.index, s.phase, j, since, now, min(max(s.job_resume[j], since), now),
+                                                 gpus, s.slowdown[j], s.speed[j])))
                 self.running.stop(first + j)
 
 
