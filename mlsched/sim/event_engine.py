@@ -147,7 +147,7 @@ class _Running(NamedTuple):
     slots: np.ndarray
     rate: np.ndarray
     remaining: np.ndarray
-    begin: np.ndarray
+    begin: np.ndarray | float       # now, without restart overhead
     done_at: np.ndarray
     finish_below: np.ndarray
 
@@ -376,7 +376,8 @@ class EventEngine:
         with a positive rate progress; the others' remaining work and completion (+inf) stay."""
         slots, rate, resume, finish_below = self.running.arrays()
         remaining = self.arrays.remaining[slots]
-        begin = np.maximum(resume, self.now)
+        # without restart overhead a job resumes when it starts, by now: max(resume, now) = now
+        begin = np.maximum(resume, self.now) if self.options.restart_overhead else self.now
         done_at = np.divide(remaining, rate)
         done_at += begin
         return _Running(slots, rate, remaining, begin, done_at, finish_below)
@@ -386,7 +387,10 @@ class EventEngine:
         slots of the jobs done by then (within DONE_TOLERANCE of their work)."""
         dt = t - self.now
         slots = running.slots
-        progress = running.rate * np.minimum(np.maximum(t - running.begin, 0.0), dt)
+        if not self.options.restart_overhead:   # begin = now: min(max(t - now, 0), dt) = dt
+            progress = running.rate * dt
+        else:
+            progress = running.rate * np.minimum(np.maximum(t - running.begin, 0.0), dt)
         remaining = np.where(running.done_at <= t * (1 + 1e-12), 0.0, np.maximum(running.remaining - progress, 0.0))
         self.arrays.remaining[slots] = remaining
         for a in self.holders:
