@@ -44,6 +44,9 @@ from mlsched.sim.themis_run import DONE_TOLERANCE, Holding, JobInterval, SimOpti
 __all__ = ["AppView", "EventEngine", "EventPolicy", "Holding", "JobInterval", "RoundView", "SimOptions",
            "ThemisRun", "simulate"]
 
+_record = tuple.__new__   # JobInterval(*fields), Holding(*fields) without the named tuple's Python-level __new__ (millions per run)
+
+
 class AppView:
     """What a policy may know about one active app at a round: its holdings, demand, the work left
     in its current phase (alive jobs) and later phases, its elapsed time, T_id and profile.
@@ -60,10 +63,12 @@ class AppView:
         self.index = state.index
         self.app = state.app
         self.start = state.app.arrival
-        self.elapsed = engine.now - state.app.arrival
-        self.holdings = frozenset(state.holdings)
-        self.expired = frozenset(engine.just_expired.get(state.index, ()))   # leases that ended at this event
-        self.unmet = max(0, state.demand() - len(state.holdings))
+        self.elapsed = engine.now - self.start
+        self.holdings = state.held()
+        expired = engine.just_expired.get(state.index)
+        self.expired = frozenset(expired) if expired else frozenset()   # leases that ended at this event
+        unmet = state.demand_now - len(state.holdings)
+        self.unmet = unmet if unmet > 0 else 0
         self.service = state.service
         self.memo: dict[object, object] = {}
         self.carry = state.carry
@@ -136,36 +141,71 @@ class EventPolicy(Protocol):
 
 
 class _Running(NamedTuple):
-    """The jobs of the apps holding GPUs (their slots) at one time: rate, remaining work, the time
-    they progress from, and when they would be done."""
+    """The running jobs (their slots) at one time: rate, remaining work, the time they progress
+    from, when they would be done, and the remaining work below which they count as done."""
 
     slots: np.ndarray
     rate: np.ndarray
     remaining: np.ndarray
-    begin: np.ndarray
+    begin: np.ndarray | float       # now, without restart overhead
     done_at: np.ndarray
+    finish_below: np.ndarray
+
+
+class _RunningSlots(NamedTuple):
+    """The running jobs' slots, rates, resume times and DONE_TOLERANCE * W_j as arrays."""
+
+    slots: np.ndarray
+    rate: np.ndarray
+    resume: np.ndarray
+    finish_below: np.ndarray
+
+
+class _RunningJobs:
+    """The jobs with a positive rate by slot: their rate, resume time and the remaining work below
+    which they are done (DONE_TOLERANCE * W_j), in three dicts with the same keys in the same
+    order; :meth:`arrays` gathers them again only after a change."""
+
+    def __init__(self) -> None:
+        self.rate: dict[int, float] = {}
+        self.resume: dict[int, float] = {}
+        self.finish_below: dict[int, float] = {}
+        self._arrays: _RunningSlots | None = None
+
+    def start(self, slot: int, rate: float, resume: float, finish_below: float) -> None:
+        self.rate[slot], self.resume[slot], self.finish_below[slot] = rate, resume, finish_below
+        self._arrays = None
+
+    def stop(self, slot: int) -> None:
+        if self.rate.pop(slot, None) is not None:
+            del self.resume[slot], self.finish_below[slot]
+            self._arrays = None
+
+    def arrays(self) -> _RunningSlots:
+        if self._arrays is None:
+            n = len(self.rate)
+            self._arrays = _RunningSlots(np.fromiter(self.rate, np.int64, n), np.fromiter(self.rate.values(), float, n),
+                                         np.fromiter(self.resume.values(), float, n),
+                                         np.fromiter(self.finish_below.values(), float, n))
+        return self._arrays
 
 
 class _JobArrays:
-    """The current phase's remaining work, resume time, rate and work W_j of every app's jobs side by
-    side (app a in ``[start[a], start[a] + width[a])``, width its largest phase), so one vectorised
-    step advances every running job; an app's own arrays are views of its region."""
+    """The current phase's remaining work of every app's jobs side by side (app a in
+    ``[start[a], start[a] + width[a])``, width its largest phase), so one vectorised step advances
+    every running job; an app's own array is a view of its region."""
 
     def __init__(self, apps: Sequence[ThemisApp]) -> None:
         width = [max(len(phase) for phase in app.phases) for app in apps]
         self.start = np.concatenate([[0], np.cumsum(width)]).astype(np.int64)
-        size = int(self.start[-1])
-        self.remaining, self.resume, self.rate, self.work = (np.zeros(size) for _ in range(4))
+        self.remaining = np.zeros(int(self.start[-1]))
+        self.owner = [a for a, w in enumerate(width) for _ in range(w)]   # slot -> app
 
     def region(self, a: int, jobs: int) -> slice:
         """App a's slots for a phase of ``jobs`` jobs, the rest of its region cleared."""
         whole = slice(int(self.start[a]), int(self.start[a + 1]))
-        for array in (self.remaining, self.resume, self.rate, self.work):
-            array[whole] = 0.0
+        self.remaining[whole] = 0.0
         return slice(whole.start, whole.start + jobs)
-
-    def owner(self, slots: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self.start, slots, side="right") - 1
 
 
 @dataclass
@@ -176,11 +216,11 @@ class _AppState:
     phase: int = 0
     remaining: np.ndarray = field(default_factory=lambda: np.zeros(0))
     holdings: dict[int, float] = field(default_factory=dict)      # gpu -> lease expiry
+    held_set: frozenset[int] | None = None                        # held() until the holdings change
     held_since: dict[int, float] = field(default_factory=dict)
     job_gpus: dict[int, frozenset[int]] = field(default_factory=dict)   # running job -> its GPU set
     job_since: list[float] = field(default_factory=list)
-    resume: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    rate: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    job_resume: list[float] = field(default_factory=list)     # resume time of each running job
     slowdown: list[float] = field(default_factory=list)       # S_j of each running job
     speed: list[float] = field(default_factory=list)          # speed_j of each running job
     placed: dict[frozenset[int], tuple[float, float, float]] = field(default_factory=dict)   # placement() by GPU set
@@ -189,7 +229,6 @@ class _AppState:
     finish: float | None = None
     demand_now: int = 0                 # caps of the alive jobs of the current phase
     caps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    work: np.ndarray = field(default_factory=lambda: np.zeros(0))      # W_j of the current phase's jobs
     future: tuple[tuple[tuple[float, ...], tuple[int, ...]], ...] = ()   # (work, caps) of the later phases
     future_extents: tuple[tuple[float, float, int], ...] = ()           # (fsum, max, count) of their work
     alive: tuple[tuple[float, ...], tuple[int, ...]] | None = None   # alive_jobs() until the remaining work changes
@@ -203,20 +242,23 @@ class _AppState:
         self.phase = phase
         jobs = self.app.phases[phase]
         mine = self.arrays.region(self.index, len(jobs))
-        self.work = self.arrays.work[mine]
-        self.work[:] = [j.work for j in jobs]
         self.remaining = self.arrays.remaining[mine]
-        self.remaining[:] = self.work
-        self.resume = self.arrays.resume[mine]
-        self.rate = self.arrays.rate[mine]
+        self.remaining[:] = [j.work for j in jobs]
         self.job_gpus = {}
         self.job_since = [0.0] * len(jobs)
+        self.job_resume = [0.0] * len(jobs)
         self.slowdown = [1.0] * len(jobs)
         self.speed = [1.0] * len(jobs)
         self.caps = np.array([j.cap for j in jobs], dtype=np.int64)
         self.future = tuple((tuple(j.work for j in p), tuple(j.cap for j in p)) for p in self.app.phases[phase + 1:])
         self.future_extents = tuple((math.fsum(w), max(w, default=0.0), len(w)) for w, _ in self.future)
         self.update_demand()
+
+    def held(self) -> frozenset[int]:
+        """The GPUs the app holds (one frozenset until the holdings change)."""
+        if self.held_set is None:
+            self.held_set = frozenset(self.holdings)
+        return self.held_set
 
     def placement(self, gpus: frozenset[int], topology: GpuTopology) -> tuple[float, float, float]:
         """S_j, speed_j and the rate |G_j| speed_j / S_j of a job of this app on ``gpus`` (they depend
@@ -272,11 +314,12 @@ class EventEngine:
         self.now = 0.0
         self.cum_active = 0.0           # integral of N_active
         self.arrays = _JobArrays(instance.apps)
+        self.first_slot: list[int] = self.arrays.start.tolist()   # app -> its first slot
         self.states = [_AppState(a, app, self.arrays) for a, app in enumerate(instance.apps)]
         self.free: set[int] = set(range(instance.num_gpus))
         self.active: list[int] = []
         self.holders: set[int] = set()                      # active apps holding GPUs (the only ones progressing)
-        self._slots: np.ndarray | None = None               # _holder_slots() until the holders change
+        self.running = _RunningJobs()
         self.expiries: list[tuple[float, int, int]] = []   # (time, gpu, app)
         self.just_expired: dict[int, set[int]] = {}         # app -> GPUs whose lease ended at this event
         self.holdings: list[Holding] = []
@@ -307,7 +350,7 @@ class EventEngine:
             running = self._running()
             t_next = min(self.instance.apps[order[next_arrival]].arrival if next_arrival < len(order) else math.inf,
                          self.expiries[0][0] if self.expiries else math.inf,
-                         float(running.done_at.min(initial=math.inf)))
+                         float(np.minimum.reduce(running.done_at, initial=math.inf)))
             if not math.isfinite(t_next):
                 raise MlschedError(f"{self.policy.name}: simulation stalled at t = {self.now:.1f} s with "
                                    f"{len(self.active)} apps unfinished and {len(self.free)} free GPUs")
@@ -328,29 +371,26 @@ class EventEngine:
                          holdings=self.holdings, jobs=self.job_log, rounds=self.rounds, round_seconds=self.round_seconds,
                          stats=getattr(self.policy, "stats", {}))
 
-    def _holder_slots(self) -> np.ndarray:
-        """The slots of the job arrays of every app holding GPUs, in order (only their jobs run)."""
-        if self._slots is None:
-            start = self.arrays.start
-            self._slots = np.concatenate([np.zeros(0, dtype=np.int64),
-                                          *(np.arange(start[a], start[a + 1]) for a in sorted(self.holders))])
-        return self._slots
-
     def _running(self) -> _Running:
-        """The jobs of the apps holding GPUs as they run from now on, each job's completion time
-        (+inf for a job without GPUs) included."""
-        slots = self._holder_slots()
-        rate, remaining = self.arrays.rate[slots], self.arrays.remaining[slots]
-        begin = np.maximum(self.arrays.resume[slots], self.now)
-        done_at = begin + np.divide(remaining, rate, out=np.full_like(rate, math.inf), where=rate > 0)
-        return _Running(slots, rate, remaining, begin, done_at)
+        """The running jobs as they run from now on, each job's completion time included. Only jobs
+        with a positive rate progress; the others' remaining work and completion (+inf) stay."""
+        slots, rate, resume, finish_below = self.running.arrays()
+        remaining = self.arrays.remaining[slots]
+        # without restart overhead a job resumes when it starts, by now: max(resume, now) = now
+        begin = np.maximum(resume, self.now) if self.options.restart_overhead else self.now
+        done_at = np.divide(remaining, rate)
+        done_at += begin
+        return _Running(slots, rate, remaining, begin, done_at, finish_below)
 
     def _advance(self, t: float, running: _Running) -> np.ndarray:
         """Every job runs to time t (``running``: :meth:`_running` at the current time); returns the
         slots of the jobs done by then (within DONE_TOLERANCE of their work)."""
         dt = t - self.now
-        slots, rate = running.slots, running.rate
-        progress = rate * np.minimum(np.maximum(t - running.begin, 0.0), dt)
+        slots = running.slots
+        if not self.options.restart_overhead:   # begin = now: min(max(t - now, 0), dt) = dt
+            progress = running.rate * dt
+        else:
+            progress = running.rate * np.minimum(np.maximum(t - running.begin, 0.0), dt)
         remaining = np.where(running.done_at <= t * (1 + 1e-12), 0.0, np.maximum(running.remaining - progress, 0.0))
         self.arrays.remaining[slots] = remaining
         for a in self.holders:
@@ -359,7 +399,7 @@ class EventEngine:
             s.work_moved()
         self.cum_active += len(self.active) * dt
         self.now = t
-        return slots[(remaining <= DONE_TOLERANCE * self.arrays.work[slots]) & (rate > 0)]
+        return slots[remaining <= running.finish_below]
 
     def _arrive(self, a: int) -> None:
         s = self.states[a]
@@ -370,15 +410,18 @@ class EventEngine:
 
     def _completions(self, done: np.ndarray) -> set[int]:
         """Applies the completions of the jobs in slots ``done``."""
-        touched = set()
-        for a in sorted(set(self.arrays.owner(done).tolist())):
+        finished: dict[int, list[int]] = {}     # app -> its jobs done
+        owner, first_slot = self.arrays.owner, self.first_slot
+        for slot in done.tolist():
+            a = owner[slot]
+            finished.setdefault(a, []).append(slot - first_slot[a])
+        for a in sorted(finished):
             s = self.states[a]
-            finished = (s.remaining <= DONE_TOLERANCE * s.work) & (s.rate > 0)
-            s.remaining[finished] = 0.0
+            jobs = sorted(finished[a])
+            s.remaining[jobs] = 0.0
             s.update_demand()
-            touched.add(a)
-            self._close_jobs(s, np.flatnonzero(finished))
-            if s.remaining.max() <= 0.0:
+            self._close_jobs(s, jobs)
+            if not len(s.alive_index):
                 if s.phase + 1 == len(s.app.phases):
                     self._finish(s)
                     continue
@@ -386,7 +429,7 @@ class EventEngine:
             if len(s.holdings) > s.demand():   # A17: release what the app can no longer use
                 keep = frozenset().union(*self._split(s, sorted(s.holdings)).values())
                 self._release(s, [g for g in list(s.holdings) if g not in keep])
-        return touched
+        return set(finished)
 
     def _finish(self, s: _AppState) -> None:
         s.finish = self.now
@@ -409,20 +452,21 @@ class EventEngine:
 
     def _release(self, s: _AppState, gpus: Sequence[int]) -> None:
         for g in gpus:
-            self.holdings.append(Holding(s.index, g, s.held_since.pop(g), self.now))
+            self.holdings.append(_record(Holding, (s.index, g, s.held_since.pop(g), self.now)))
             del s.holdings[g]
             self.free.add(g)
-        if not s.holdings and s.index in self.holders:
+        s.held_set = None
+        if not s.holdings:
             self.holders.discard(s.index)
-            self._slots = None
 
     def _round(self) -> set[int]:
-        if not self.free or not any(self.states[a].demand() > len(self.states[a].holdings) for a in self.active):
+        states = self.states
+        if not self.free or not any(states[a].demand_now > len(states[a].holdings) for a in self.active):
             return set()
         if self.holders and self.now < getattr(self.policy, "quiet_until", -math.inf):
             return set()
         tick = time.perf_counter()
-        view = RoundView(self.now, sorted(self.free), [AppView(self.states[a], self) for a in self.active],
+        view = RoundView(self.now, sorted(self.free), [AppView(states[a], self) for a in self.active],
                          self.options.lease)
         grants = self.policy.round(view)
         self.round_seconds.append(time.perf_counter() - tick)
@@ -435,14 +479,14 @@ class EventEngine:
                                    f"{sorted(gpus)} (unmet {unmet.get(a)}, free {len(self.free)})")
             given |= gpus
             s = self.states[a]
+            s.held_set = None
             for g in gpus:
                 s.holdings[g] = self.now + self.options.lease
                 s.held_since[g] = self.now
                 heapq.heappush(self.expiries, (self.now + self.options.lease, g, a))
             self.free -= gpus
-            if gpus and a not in self.holders:
+            if gpus:
                 self.holders.add(a)
-                self._slots = None
         return {a for a, gpus in grants.items() if gpus}
 
     # --- execution rule (§1.7) --------------------------------------------------------------
@@ -454,9 +498,9 @@ class EventEngine:
             chosen = frozenset(assign(gpus, split([float(s.remaining[0])], [int(s.caps[0])], len(gpus)),
                                       self.instance.topology)[0])
             return {0: chosen} if chosen else {}
-        alive = (s.remaining > 0).nonzero()[0]
+        alive = s.alive_index
         if len(gpus) >= len(alive):
-            counts = split(s.remaining[alive].tolist(), s.caps[alive].tolist(), len(gpus))
+            counts = split(s.remaining[alive].tolist(), s.alive_caps, len(gpus))
             return {j: frozenset(chosen) for j, chosen in zip(alive.tolist(), assign(gpus, counts, self.instance.topology))
                     if chosen}
         # LPT: the jobs with the most remaining work run, one GPU each
@@ -465,30 +509,32 @@ class EventEngine:
 
     def _resplit(self, s: _AppState) -> None:
         sets = self._split(s, sorted(s.holdings))
-        changed = sorted({j for j, _ in s.job_gpus.items() ^ sets.items()})
+        old = s.job_gpus
+        changed = sorted([j for j, gpus in old.items() if sets.get(j) != gpus] + [j for j in sets if j not in old])
         self._close_jobs(s, changed)
         started = [j for j in changed if j in sets]
         if not started:
             return
-        topology, rates = self.instance.topology, []
+        topology, now, jobs, first = self.instance.topology, self.now, s.app.phases[s.phase], self.first_slot[s.index]
+        resume = now + self.options.restart_overhead
         for j in started:
             gpus = s.job_gpus[j] = sets[j]
-            s.job_since[j] = self.now
+            s.job_since[j] = now
+            s.job_resume[j] = resume
             s.slowdown[j], s.speed[j], rate = s.placement(gpus, topology)
-            rates.append(rate)
-        s.rate[started] = rates
-        s.resume[started] = self.now + self.options.restart_overhead
+            if rate > 0:
+                self.running.start(first + j, rate, resume, DONE_TOLERANCE * jobs[j].work)
 
-    def _close_jobs(self, s: _AppState, jobs: Sequence[int] | np.ndarray) -> None:
-        closing = [(j, gpus) for j in map(int, jobs) if (gpus := s.job_gpus.pop(j, None))]
-        if not closing:
-            return
-        stopped = [j for j, _ in closing]
-        for (j, gpus), resume in zip(closing, s.resume[stopped].tolist()):
-            since = s.job_since[j]
-            self.job_log.append(JobInterval(s.index, s.phase, j, since, self.now, min(max(resume, since), self.now),
-                                            gpus, s.slowdown[j], s.speed[j]))
-        s.rate[stopped] = 0.0
+    def _close_jobs(self, s: _AppState, jobs: Sequence[int]) -> None:
+        """Ends the intervals of the jobs among ``jobs`` that run (in that order)."""
+        now, first, log = self.now, self.first_slot[s.index], self.job_log
+        for j in jobs:
+            gpus = s.job_gpus.pop(j, None)
+            if gpus:
+                since = s.job_since[j]
+                log.append(_record(JobInterval, (s.index, s.phase, j, since, now, min(max(s.job_resume[j], since), now),
+                                                 gpus, s.slowdown[j], s.speed[j])))
+                self.running.stop(first + j)
 
 
 def simulate(instance: ThemisInstance, policy: EventPolicy, options: SimOptions | None = None, *,

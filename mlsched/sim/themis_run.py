@@ -53,9 +53,8 @@ class JobInterval(NamedTuple):
     speed: float = 1.0
 
 
-@dataclass(frozen=True)
-class Holding:
-    """App ``app`` held ``gpu`` over [start, end)."""
+class Holding(NamedTuple):
+    """App ``app`` held ``gpu`` over [start, end) (an immutable named tuple, like :class:`JobInterval`)."""
 
     app: int
     gpu: int
