@@ -110,6 +110,15 @@ def test_checker_rejects_double_allocation_and_missing_work():
     assert any("held by apps" in p for p in problems)
     short = dataclasses.replace(run, jobs=run.jobs[1:])
     assert any("GPU-seconds" in p for p in check_run(short))
+    # a placement the record already had (the checker derives each (app, GPU set)'s physics once)
+    seen: set = set()
+    repeat = next(n for n, iv in enumerate(run.jobs) if (iv.app, iv.gpus) in seen or seen.add((iv.app, iv.gpus)))
+    iv = run.jobs[repeat]
+    for field, label in (("slowdown", "runs with slowdown"), ("speed", "runs at speed")):
+        forged_iv = iv._replace(**{field: getattr(iv, field) * 1.5})
+        tampered = dataclasses.replace(run, jobs=[*run.jobs[:repeat], forged_iv, *run.jobs[repeat + 1:]])
+        claim = f"app {iv.app} phase {iv.phase} job {iv.job} {label} {getattr(forged_iv, field)},"
+        assert any(p.startswith(claim) for p in check_run(tampered)), claim
     with pytest.raises(RunViolation):
         from mlsched.sim.event_check import assert_valid_run
         assert_valid_run(forged)

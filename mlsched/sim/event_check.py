@@ -22,7 +22,7 @@ import numpy as np
 
 from mlsched.errors import MlschedError
 from mlsched.instance.themis_physics import slowdown, speed
-from mlsched.sim.themis_run import ThemisRun
+from mlsched.sim.themis_run import JobInterval, ThemisRun
 
 TIME_TOL = 1e-6
 WORK_TOL = 1e-6
@@ -92,6 +92,10 @@ def _covered(union: tuple[list[float], list[float]], start: float, end: float) -
     return k >= 0 and ends[k] >= end - TIME_TOL
 
 
+def _job(iv: JobInterval) -> str:
+    return f"app {iv.app} phase {iv.phase} job {iv.job}"
+
+
 def _jobs(run: ThemisRun, by_app_gpu: dict[tuple[int, int], list[tuple[float, float]]]) -> list[str]:
     inst = run.instance
     out = []
@@ -99,24 +103,30 @@ def _jobs(run: ThemisRun, by_app_gpu: dict[tuple[int, int], list[tuple[float, fl
     phase_span: dict[tuple[int, int], list[float]] = {}
     on_gpu: dict[tuple[int, int], list[tuple[float, float]]] = defaultdict(list)
     held = {key: _merged(spans) for key, spans in by_app_gpu.items()}
+    placements: dict[tuple[int, frozenset[int]], tuple[float, float]] = {}   # (app, GPUs) -> (S, speed)
     for iv in run.jobs:
         app = inst.apps[iv.app]
         job = app.phases[iv.phase][iv.job]
-        label = f"app {iv.app} phase {iv.phase} job {iv.job}"
         if len(iv.gpus) > job.cap:
-            out.append(f"{label} runs on {len(iv.gpus)} GPUs, above its cap {job.cap}")
-        expected = slowdown(app.profile, iv.gpus, inst.topology)
+            out.append(f"{_job(iv)} runs on {len(iv.gpus)} GPUs, above its cap {job.cap}")
+        physics = placements.get((iv.app, iv.gpus))
+        if physics is None:   # the placement's slowdown and speed depend on the app and the GPU set alone
+            physics = placements[iv.app, iv.gpus] = (slowdown(app.profile, iv.gpus, inst.topology),
+                                                     speed(app.speed_of, iv.gpus, inst.topology) if iv.gpus else 1.0)
+        expected, rate = physics
         if not math.isclose(iv.slowdown, expected):
-            out.append(f"{label} runs with slowdown {iv.slowdown}, its placement gives {expected}")
-        rate = speed(app.speed_of, iv.gpus, inst.topology) if iv.gpus else 1.0
+            out.append(f"{_job(iv)} runs with slowdown {iv.slowdown}, its placement gives {expected}")
         if iv.speed != rate:
-            out.append(f"{label} runs at speed {iv.speed}, its GPU types give {rate}")
+            out.append(f"{_job(iv)} runs at speed {iv.speed}, its GPU types give {rate}")
         for g in iv.gpus:
             if not _covered(held.get((iv.app, g), ([], [])), iv.start, iv.end):
-                out.append(f"{label} runs on GPU {g} over [{iv.start}, {iv.end}] without holding it")
+                out.append(f"{_job(iv)} runs on GPU {g} over [{iv.start}, {iv.end}] without holding it")
         delivered[iv.app, iv.phase, iv.job] += max(0.0, iv.end - iv.resume) * len(iv.gpus) * iv.speed / iv.slowdown
         span = phase_span.setdefault((iv.app, iv.phase), [math.inf, -math.inf])
-        span[0], span[1] = min(span[0], iv.start), max(span[1], iv.end)
+        if iv.start < span[0]:
+            span[0] = iv.start
+        if iv.end > span[1]:
+            span[1] = iv.end
         for g in iv.gpus:
             on_gpu[iv.app, g].append((iv.start, iv.end))
     for (a, g), spans in on_gpu.items():
