@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from mlsched import libm
 from mlsched.instance.fields import Fields
 
 
@@ -39,8 +40,7 @@ class Utility(Protocol):
 
 
 def _log(v: Any) -> Any:
-    with np.errstate(divide="ignore"):
-        return np.log(v)
+    return libm.log(v)
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class Sigmoid:
     kind: str = "sigmoid"
 
     def value(self, x: Any) -> Any:
-        return np.exp(self.log_value(x))
+        return libm.exp(self.log_value(x))
 
     def log_value(self, x: Any) -> Any:
         # ln f = ln gamma1 - softplus(gamma2 (x - gamma3)), softplus(u) = logaddexp(0, u)
@@ -133,7 +133,7 @@ class Convex:
     kind: str = "convex"
 
     def value(self, x: Any) -> Any:
-        return np.exp(self.log_value(x))
+        return libm.exp(self.log_value(x))
 
     def log_value(self, x: Any) -> Any:
         return self.kappa * (math.log(self.e) - _log(np.asarray(x, dtype=float)))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mlsched import libm
 from mlsched.errors import UsageError
 from mlsched.formulations.astraea import Config, configurations
 from mlsched.instance.multi_tenant import MultiTenantInstance, TenantJob
@@ -129,4 +130,4 @@ def posted_prices(theta: float, used: np.ndarray, total: int) -> np.ndarray:
     """eta(t) = theta^(h(t) / C_tot) - 1 of every slot (Eq. 8); 0 on an empty slot, theta - 1 when full."""
     if total <= 0:
         return np.zeros_like(used, dtype=float)
-    return np.power(theta, used / total) - 1.0
+    return libm.power(theta, used / total) - 1.0
