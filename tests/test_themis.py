@@ -402,6 +402,42 @@ def test_lpt_makespan_equals_list_scheduling_by_definition():
             assert lpt_makespan(work, k, sorted(work, reverse=True)) == expected
 
 
+def test_lpt_longest_job_alone_is_exact():
+    """The shortcut for a makespan that is the longest job alone (_longest_alone) equals LPT by its
+    definition bit for bit where it is taken, on heavy-tailed work (it is taken on many), ties with
+    the longest job and zero jobs included, and at its boundary: works built so that
+    (W - w_0) / (k - 1) + w_k lies within a few units in the last place of w_0, on either side."""
+    from mlsched.instance.themis_physics import _longest_alone, lpt_makespan
+
+    rng = np.random.default_rng(11)
+    taken = 0
+    for _ in range(3000):
+        n = int(rng.integers(3, 150))
+        work = np.exp(rng.normal(6.0, 2.5, n)).tolist()
+        if rng.random() < 0.2:
+            work[1] = max(work)                       # a tie with the longest job
+        if rng.random() < 0.2:
+            work[-3:] = [0.0, 0.0, 0.0]
+        k = int(rng.integers(2, n))
+        ordered = sorted(work, reverse=True)
+        taken += _longest_alone(ordered, k)
+        assert lpt_makespan(work, k) == lpt_makespan(work, k, ordered) == _lpt_by_definition(work, k)
+    assert taken > 500
+    near = 0
+    for _ in range(3000):
+        k = int(rng.integers(2, 9))
+        rest = rng.uniform(0.1, 1.0, int(rng.integers(k, 40))).tolist()
+        edge = math.fsum(rest) / (k - 1) + max(rest)   # the longest job at the condition's edge
+        longest = edge * (1.0 + float(rng.integers(-8, 9)) * 2.0 ** -52)
+        work = [longest, *rest]
+        ordered = sorted(work, reverse=True)
+        if ordered[0] != longest:
+            continue
+        near += 1
+        assert lpt_makespan(work, k, ordered) == _lpt_by_definition(work, k)
+    assert near > 2000
+
+
 def test_waves_bounds_hold_the_float_makespan():
     """The LPT bounds hold the float makespan itself (no tolerance), with the total summed by numpy
     (pairwise) or exactly rounded, equal works included; and the upper bound is Graham's:

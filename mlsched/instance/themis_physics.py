@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from functools import lru_cache
 from collections.abc import Mapping, Sequence
 
 from mlsched.instance.gpu_topology import GpuTopology
+
+UNIT_ROUNDOFF = 2.0 ** -53   # u: a float operation's relative rounding error is at most u
 
 
 def split(work: Sequence[float], caps: Sequence[int], k: int) -> list[int]:
@@ -49,12 +52,38 @@ def lpt_makespan(work: Sequence[float], k: int, descending: Sequence[float] | No
     if k >= len(work):
         return float(max(work))
     ordered = descending if descending is not None else sorted(work, reverse=True)
+    if _longest_alone(ordered, k):
+        return ordered[0]
     loads = list(ordered[:k])
     heapq.heapify(loads)
     join = heapq.heapreplace   # the loop runs millions of times per simulation
     for w in itertools.islice(ordered, k, None):
         join(loads, loads[0] + w)
     return max(loads)
+
+
+def _longest_alone(ordered: Sequence[float], k: int) -> bool:
+    """Whether the LPT makespan of ``ordered`` (decreasing, non-negative, 1 < k < n) on k GPUs is its
+    longest job w_0 alone, by (W - w_0) / (k - 1) + w_k < w_0 with W the total work: no other GPU
+    then ever reaches w_0 (about half the estimator's LPT calls on Philly apps end so, at the cost
+    of one exact sum).
+
+    Proof. Let j >= k be the next job, the first j - 1 jobs but w_0 placed on the other k - 1 GPUs
+    (none on w_0's so far). Those GPUs hold T = w_1 + ... + w_{j-1} <= W - w_0 - w_j, so the least
+    loaded of them holds at most T / (k - 1) < w_0: w_j joins one of them (never w_0's GPU) and
+    ends it at most (W - w_0 - w_j) / (k - 1) + w_j <= (W - w_0) / (k - 1) + w_k < w_0. Every
+    other GPU's load stays at most w_0 (the openers w_1.. w_{k-1} <= w_0), so the makespan is w_0.
+
+    Floats. A float load is a left-to-right float sum of at most n non-negative jobs, at most
+    (1 + u)^n above the real sum (u = 2^-53), and each new load rounds once more: the argument
+    holds for the float loads when ((W - w_0) / (k - 1) + w_k) (1 + u)^(n + 1) < w_0. The sum
+    W - w_0 is math.fsum of w_1.. (exactly rounded; no cancellation), and the division, the sum
+    and the product below round four more times, so widening by 4 (n + 3) u (the margin of
+    :func:`mlsched.online.themis.rho.waves_bounds`) keeps the computed left side above the real
+    one."""
+    n = len(ordered)
+    others = math.fsum(itertools.islice(ordered, 1, None))
+    return (others / (k - 1) + ordered[k]) * (1.0 + 4 * (n + 3) * UNIT_ROUNDOFF) < ordered[0]
 
 
 def assign(gpus: Sequence[int], counts: Sequence[int], topology: GpuTopology) -> tuple[tuple[int, ...], ...]:

@@ -27,11 +27,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mlsched.instance.gpu_topology import GpuTopology
-from mlsched.instance.themis_physics import assign, lpt_makespan, slowdown, speed, split
+from mlsched.instance.themis_physics import UNIT_ROUNDOFF, assign, lpt_makespan, slowdown, speed, split
 from mlsched.sim.event_engine import AppView
 
 KEPT_TIMES_MAX = 4096   # estimates an app keeps across rounds before they are dropped
-_UNIT_ROUNDOFF = 2.0 ** -53   # u: a float operation's relative rounding error is at most u
 
 
 @dataclass(frozen=True)
@@ -143,7 +142,7 @@ def waves_bounds(total: float, longest: float, jobs: int, k: int, rate: float) -
     Below: the float makespan is at least w_max exactly (float addition of non-negative numbers is
     monotone) and at least the mean float load, at least (1 - n u) W / k, which the widened W / k
     stays under."""
-    slack = 4 * (jobs + 3) * _UNIT_ROUNDOFF
+    slack = 4 * (jobs + 3) * UNIT_ROUNDOFF
     low = max(longest, total / k * (1.0 - slack))
     high = (total / k + (1.0 - 1.0 / k) * longest) * (1.0 + slack)
     return _duration(low, rate), _duration(high, rate)
