@@ -406,7 +406,8 @@ def test_lpt_longest_job_alone_is_exact():
     """The shortcut for a makespan that is the longest job alone (_longest_alone) equals LPT by its
     definition bit for bit where it is taken, on heavy-tailed work (it is taken on many), ties with
     the longest job and zero jobs included, and at its boundary: works built so that
-    (W - w_0) / (k - 1) + w_k lies within a few units in the last place of w_0, on either side."""
+    (W - w_0) / (k - 1) + w_k lies within twice the rounding margin of w_0, on either side (the
+    shortcut is taken on some, just beyond its margin)."""
     from mlsched.instance.themis_physics import _longest_alone, lpt_makespan
 
     rng = np.random.default_rng(11)
@@ -423,19 +424,22 @@ def test_lpt_longest_job_alone_is_exact():
         taken += _longest_alone(ordered, k)
         assert lpt_makespan(work, k) == lpt_makespan(work, k, ordered) == _lpt_by_definition(work, k)
     assert taken > 500
-    near = 0
+    near = alone = 0
     for _ in range(3000):
         k = int(rng.integers(2, 9))
         rest = rng.uniform(0.1, 1.0, int(rng.integers(k, 40))).tolist()
-        edge = math.fsum(rest) / (k - 1) + max(rest)   # the longest job at the condition's edge
-        longest = edge * (1.0 + float(rng.integers(-8, 9)) * 2.0 ** -52)
+        w_k = sorted(rest, reverse=True)[k - 1]          # ordered[k] once the longest job leads
+        edge = math.fsum(rest) / (k - 1) + w_k           # the longest job at the condition's edge
+        n = len(rest) + 1   # within twice the shortcut's rounding margin 4 (n + 3) u, either side
+        longest = edge * (1.0 + float(rng.integers(-8 * (n + 3), 8 * (n + 3) + 1)) * 2.0 ** -53)
         work = [longest, *rest]
         ordered = sorted(work, reverse=True)
         if ordered[0] != longest:
             continue
         near += 1
+        alone += _longest_alone(ordered, k)
         assert lpt_makespan(work, k, ordered) == _lpt_by_definition(work, k)
-    assert near > 2000
+    assert near > 2000 and 0 < alone < near   # both sides of the edge are reached
 
 
 def test_waves_bounds_hold_the_float_makespan():
