@@ -35,9 +35,10 @@ def _elementwise(function: Callable[[float], float], x: Any) -> Any:
     return np.array([function(v) for v in values.tolist()], dtype=float)[inverse].reshape(array.shape)
 
 
-def _exp(v: float) -> float:
+def _or_inf(function: Callable[..., float], *args: float) -> float:
+    """``function(*args)``, +inf where the math module raises OverflowError (numpy's convention)."""
     try:
-        return math.exp(v)
+        return function(*args)
     except OverflowError:
         return math.inf
 
@@ -50,7 +51,7 @@ def _log(v: float) -> float:
 
 def exp(x: Any) -> Any:
     """e^x elementwise, libm's value."""
-    return _elementwise(_exp, x)
+    return _elementwise(lambda v: _or_inf(math.exp, v), x)
 
 
 def log(x: Any) -> Any:
@@ -60,9 +61,4 @@ def log(x: Any) -> Any:
 
 def power(base: float, exponent: Any) -> Any:
     """base^exponent elementwise for a positive scalar base, libm's value (+inf on overflow)."""
-    def raised(v: float) -> float:
-        try:
-            return math.pow(base, v)
-        except OverflowError:
-            return math.inf
-    return _elementwise(raised, exponent)
+    return _elementwise(lambda v: _or_inf(math.pow, base, v), exponent)

@@ -39,10 +39,6 @@ class Utility(Protocol):
     def to_dict(self) -> dict[str, Any]: ...
 
 
-def _log(v: Any) -> Any:
-    return libm.log(v)
-
-
 @dataclass(frozen=True)
 class Sigmoid:
     gamma1: float
@@ -55,7 +51,7 @@ class Sigmoid:
 
     def log_value(self, x: Any) -> Any:
         # ln f = ln gamma1 - softplus(gamma2 (x - gamma3)), softplus(u) = logaddexp(0, u)
-        return _log(self.gamma1) - np.logaddexp(0.0, self.gamma2 * (np.asarray(x, dtype=float) - self.gamma3))
+        return libm.log(self.gamma1) - np.logaddexp(0.0, self.gamma2 * (np.asarray(x, dtype=float) - self.gamma3))
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "gamma1": self.gamma1, "gamma2": self.gamma2, "gamma3": self.gamma3}
@@ -71,7 +67,7 @@ class Linear:
         return np.maximum(0.0, self.intercept - self.slope * np.asarray(x, dtype=float))
 
     def log_value(self, x: Any) -> Any:
-        return _log(self.value(x))
+        return libm.log(self.value(x))
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "intercept": self.intercept, "slope": self.slope}
@@ -86,7 +82,7 @@ class Constant:
         return np.full(np.shape(x), self.constant, dtype=float) if np.ndim(x) else float(self.constant)
 
     def log_value(self, x: Any) -> Any:
-        return _log(self.value(x))
+        return libm.log(self.value(x))
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "value": self.constant}
@@ -103,7 +99,7 @@ class Table:
         return result if np.ndim(result) else float(result)
 
     def log_value(self, x: Any) -> Any:
-        return _log(self.value(x))
+        return libm.log(self.value(x))
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "values": list(self.values)}
@@ -120,7 +116,7 @@ class Affine:
 
     def log_value(self, x: Any) -> Any:
         with np.errstate(invalid="ignore"):
-            return _log(self.value(x))
+            return libm.log(self.value(x))
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "k": self.k, "g": self.g}
@@ -136,7 +132,7 @@ class Convex:
         return libm.exp(self.log_value(x))
 
     def log_value(self, x: Any) -> Any:
-        return self.kappa * (math.log(self.e) - _log(np.asarray(x, dtype=float)))
+        return self.kappa * (math.log(self.e) - libm.log(np.asarray(x, dtype=float)))
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "e": self.e, "kappa": self.kappa}
