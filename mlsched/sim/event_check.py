@@ -5,24 +5,31 @@ instance, without the engine's state:
 
 - every GPU id exists and no GPU is held by two apps at once;
 - an app holds GPUs only between its arrival and its finish, never more than its demand D_a;
-- each job interval runs on GPUs its app holds throughout, at most the job's cap, disjoint from
+- each job interval runs on existing GPUs its app holds throughout, at most the job's cap, disjoint from
   the app's other jobs running at the same time, with the slowdown s[level(G)] of its placement
   and the app's speed on the slowest GPU type of G (heterogeneous clusters);
 - phases run in order, every job's work is delivered (sum of (end - resume) |G| speed / S), and the
   app's finish is the end of its last job.
+
+A record holds about a million intervals on a long run, so the checks run on arrays, one column
+per field: overlaps are found between neighbours after sorting by (GPU, start, end), an interval's
+holding by the last merged holding that starts at or before it, the work delivered by
+``np.bincount`` (which adds each job's intervals in record order, as a loop would). The one-record-
+at-a-time form is kept as the oracle of this one (tests/event_check_reference.py).
 """
 
 from __future__ import annotations
 
-import bisect
+import itertools
 import math
-from collections import defaultdict
+import operator
 
 import numpy as np
+import pandas as pd
 
 from mlsched.errors import MlschedError
 from mlsched.instance.themis_physics import slowdown, speed
-from mlsched.sim.themis_run import JobInterval, ThemisRun
+from mlsched.sim.themis_run import Holding, JobInterval, ThemisRun
 
 TIME_TOL = 1e-6
 WORK_TOL = 1e-6
@@ -35,117 +42,219 @@ class RunViolation(MlschedError):
         self.violations = violations
 
 
+class _Holdings:
+    """The record's holdings as columns; ``known``: the GPU id exists."""
+
+    def __init__(self, run: ThemisRun) -> None:
+        records = run.holdings
+        self.app, self.gpu = (_column(records, Holding._fields.index(f), np.int64) for f in ("app", "gpu"))
+        self.start, self.end = (_column(records, Holding._fields.index(f), float) for f in ("start", "end"))
+        self.known = (self.gpu >= 0) & (self.gpu < run.instance.num_gpus)
+
+
+def _column(records: list, field: int, dtype: type) -> np.ndarray:
+    """One field of a list of named tuples as an array."""
+    return np.fromiter(map(operator.itemgetter(field), records), dtype, len(records))
+
+
 def check_run(run: ThemisRun) -> list[str]:
+    holdings = _Holdings(run)
+    return _holding_problems(run, holdings) + _demand(run, holdings) + _jobs(run, holdings)
+
+
+def _holding_problems(run: ThemisRun, h: _Holdings) -> list[str]:
+    """Unknown GPU ids, holdings outside the app's lifetime, a GPU held by two apps at once."""
     inst = run.instance
-    problems: list[str] = []
-    by_gpu: dict[int, list[tuple[float, float, int]]] = defaultdict(list)
-    by_app_gpu: dict[tuple[int, int], list[tuple[float, float]]] = defaultdict(list)
-    for h in run.holdings:
-        if not 0 <= h.gpu < inst.num_gpus:
-            problems.append(f"app {h.app} holds unknown GPU {h.gpu}")
-            continue
-        app = inst.apps[h.app]
-        if h.start < app.arrival - TIME_TOL or h.end > run.finish[h.app] + TIME_TOL or h.end < h.start:
-            problems.append(f"app {h.app} holds GPU {h.gpu} over [{h.start}, {h.end}] outside its lifetime")
-        by_gpu[h.gpu].append((h.start, h.end, h.app))
-        by_app_gpu[h.app, h.gpu].append((h.start, h.end))
-    for gpu, spans in by_gpu.items():
-        spans.sort()
-        for (_, e0, a0), (s1, _, a1) in zip(spans, spans[1:]):
-            if s1 < e0 - TIME_TOL:
-                problems.append(f"GPU {gpu} held by apps {a0} and {a1} at once near t = {s1}")
-    problems += _demand(run)
-    problems += _jobs(run, by_app_gpu)
-    return problems
-
-
-def _demand(run: ThemisRun) -> list[str]:
-    """Sweep each app's holdings: never more than D_a at once."""
+    arrival = np.array([a.arrival for a in inst.apps], dtype=float)
+    app = np.where(h.known, h.app, 0)
+    outside = h.known & ((h.start < arrival[app] - TIME_TOL) | (h.end > run.finish[app] + TIME_TOL) | (h.end < h.start))
     out = []
-    events: dict[int, list[tuple[float, int]]] = defaultdict(list)
-    for h in run.holdings:
-        events[h.app] += [(h.start, 1), (h.end, -1)]
-    for a, evs in events.items():
-        held = np.cumsum([d for _, d in sorted(evs, key=lambda e: (e[0], e[1]))])
-        if held.size and held.max() > run.instance.apps[a].demand:
-            out.append(f"app {a} holds {held.max()} GPUs, above its demand {run.instance.apps[a].demand}")
+    for i in np.flatnonzero(~h.known | outside):
+        r = run.holdings[i]
+        out.append(f"app {r.app} holds unknown GPU {r.gpu}" if not h.known[i] else
+                   f"app {r.app} holds GPU {r.gpu} over [{r.start}, {r.end}] outside its lifetime")
+    rows = np.flatnonzero(h.known)
+    for first, second in _overlapping(h.gpu[rows], h.start[rows], h.end[rows], h.app[rows]):
+        a, b = run.holdings[rows[first]], run.holdings[rows[second]]
+        out.append(f"GPU {b.gpu} held by apps {a.app} and {b.app} at once near t = {b.start}")
     return out
 
 
-def _merged(spans: list[tuple[float, float]]) -> tuple[list[float], list[float]]:
-    """The union of ``spans`` as disjoint intervals (starts, ends), touching spans joined."""
-    starts: list[float] = []
-    ends: list[float] = []
-    for s, e in sorted(spans):
-        if ends and s <= ends[-1] + TIME_TOL:
-            ends[-1] = max(ends[-1], e)
-        else:
-            starts.append(s)
-            ends.append(e)
-    return starts, ends
+def _overlapping(key: np.ndarray, start: np.ndarray, end: np.ndarray,
+                 tie: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """(i, j): spans of the same key, j next after i in the order (key, start, end, tie), with j
+    starting before i ends (less the time tolerance)."""
+    order = np.lexsort((end, start, key) if tie is None else (tie, end, start, key))
+    k, s, e = key[order], start[order], end[order]
+    hits = np.flatnonzero((k[1:] == k[:-1]) & (s[1:] < e[:-1] - TIME_TOL))
+    return list(zip(order[hits].tolist(), order[hits + 1].tolist()))
 
 
-def _covered(union: tuple[list[float], list[float]], start: float, end: float) -> bool:
-    """Whether one interval of the merged ``union`` covers [start, end]."""
-    starts, ends = union
-    k = bisect.bisect_right(starts, start + TIME_TOL) - 1
-    return k >= 0 and ends[k] >= end - TIME_TOL
+def _demand(run: ThemisRun, h: _Holdings) -> list[str]:
+    """Sweep each app's holdings, releases before grants at the same time: never more than D_a at
+    once. Each app's grants and releases cancel, so the running sum over apps in turn is each app's."""
+    if not h.app.size:
+        return []
+    app = np.concatenate([h.app, h.app])
+    time = np.concatenate([h.start, h.end])
+    step = np.concatenate([np.ones(h.app.size, np.int64), -np.ones(h.app.size, np.int64)])
+    order = np.lexsort((step, time, app))
+    held, app = np.cumsum(step[order]), app[order]
+    firsts = np.flatnonzero(np.r_[True, app[1:] != app[:-1]])
+    peaks = np.maximum.reduceat(held, firsts)
+    demand = np.array([a.demand for a in run.instance.apps])
+    return [f"app {a} holds {peak} GPUs, above its demand {demand[a]}"
+            for a, peak in zip(app[firsts].tolist(), peaks.tolist()) if peak > demand[a]]
+
+
+class _Jobs:
+    """The instance's jobs flattened (app, phase, job in order) and the record's intervals as
+    columns, with each interval's flat job and flat phase."""
+
+    def __init__(self, run: ThemisRun) -> None:
+        apps = run.instance.apps
+        self.phase_first = np.cumsum([0] + [len(a.phases) for a in apps])           # by app
+        sizes = [len(phase) for a in apps for phase in a.phases]
+        self.job_first = np.cumsum([0] + sizes)                                     # by flat phase
+        self.work = np.array([job.work for a in apps for phase in a.phases for job in phase], dtype=float)
+        self.cap = np.array([job.cap for a in apps for phase in a.phases for job in phase], dtype=np.int64)
+        self.where = [(a, p, j) for a, app in enumerate(apps) for p, phase in enumerate(app.phases)
+                      for j in range(len(phase))]
+        records, field = run.jobs, JobInterval._fields.index
+        self.app = _column(records, field("app"), np.int64)
+        self.start, self.end, self.resume, self.slowdown, self.speed = (
+            _column(records, field(name), float) for name in ("start", "end", "resume", "slowdown", "speed"))
+        self.gpus: list[frozenset[int]] = list(map(operator.itemgetter(field("gpus")), records))
+        self.size = np.fromiter(map(len, self.gpus), np.int64, len(self.gpus))
+        self.flat_phase = self.phase_first[self.app] + _column(records, field("phase"), np.int64)
+        self.flat_job = self.job_first[self.flat_phase] + _column(records, field("job"), np.int64)
+
+
+def _jobs(run: ThemisRun, h: _Holdings) -> list[str]:
+    jobs = _Jobs(run)
+    out = [f"{_job(run.jobs[i])} runs on {jobs.size[i]} GPUs, above its cap {jobs.cap[jobs.flat_job[i]]}"
+           for i in np.flatnonzero(jobs.size > jobs.cap[jobs.flat_job])]
+    out += _physics(run, jobs)
+    out += _coverage(run, jobs, h)
+    out += _delivery(run, jobs)
+    return out
+
+
+def _physics(run: ThemisRun, jobs: _Jobs) -> list[str]:
+    """Each interval's GPU ids known, and its slowdown and speed those of its placement, derived
+    once per (app, GPU set); an interval on an unknown GPU has no placement to compare with."""
+    num_gpus = run.instance.num_gpus
+    gpu_set, gpu_sets = pd.factorize(pd.Series(jobs.gpus, dtype=object))
+    unknown_in = [sorted(g for g in gpus if not 0 <= g < num_gpus) for gpus in gpu_sets]
+    off_cluster = np.array([bool(u) for u in unknown_in], dtype=bool)[gpu_set]
+    out = [f"{_job(run.jobs[i])} runs on unknown GPU {g}" for i in np.flatnonzero(off_cluster)
+           for g in unknown_in[gpu_set[i]]]
+    sets = max(1, len(gpu_sets))
+    placements, code = np.unique(jobs.app * sets + gpu_set, return_inverse=True)
+    physics = np.array([_placement(run, p // sets, gpu_sets[p % sets]) if not unknown_in[p % sets] else (np.nan, np.nan)
+                        for p in placements.tolist()]).reshape(-1, 2)
+    expected, rate = physics[code, 0], physics[code, 1]
+    placed = ~np.isnan(expected)
+    for i in np.flatnonzero(placed & ~_isclose(jobs.slowdown, expected, 1e-9, 0.0)):
+        out.append(f"{_job(run.jobs[i])} runs with slowdown {run.jobs[i].slowdown}, its placement gives {float(expected[i])}")
+    for i in np.flatnonzero(placed & (jobs.speed != rate)):
+        out.append(f"{_job(run.jobs[i])} runs at speed {run.jobs[i].speed}, its GPU types give {float(rate[i])}")
+    return out
+
+
+def _placement(run: ThemisRun, app: int, gpus: frozenset[int]) -> tuple[float, float]:
+    """(slowdown, speed) of app ``app`` running a job on ``gpus``."""
+    inst = run.instance
+    profile, speeds = inst.apps[app].profile, inst.apps[app].speed_of
+    return slowdown(profile, gpus, inst.topology), speed(speeds, gpus, inst.topology) if gpus else 1.0
+
+
+def _isclose(a: np.ndarray, b: np.ndarray, rel_tol: float, abs_tol: float) -> np.ndarray:
+    """:func:`math.isclose` elementwise (equal, or finitely apart by at most the tolerances)."""
+    with np.errstate(invalid="ignore"):
+        apart = np.abs(a - b)
+        return (a == b) | (np.isfinite(apart) & (apart <= np.maximum(rel_tol * np.maximum(np.abs(a), np.abs(b)), abs_tol)))
+
+
+def _coverage(run: ThemisRun, jobs: _Jobs, h: _Holdings) -> list[str]:
+    """Each (interval, GPU) within one merged span of the app's holding of that GPU; no two jobs of
+    an app on one GPU at once."""
+    row = np.repeat(np.arange(jobs.size.size), jobs.size)
+    gpu = np.fromiter(itertools.chain.from_iterable(jobs.gpus), np.int64, int(jobs.size.sum()))
+    low = min(0, int(gpu.min(initial=0)))
+    width = max(run.instance.num_gpus, int(gpu.max(initial=0)) + 1) - low
+    key = jobs.app[row] * width + (gpu - low)
+    held = np.flatnonzero(h.known)
+    span_key, span_start, span_end = _merged(h.app[held] * width + (h.gpu[held] - low), h.start[held], h.end[held])
+    span = _last_at_or_before(span_key, span_start, key, jobs.start[row] + TIME_TOL)
+    covered = (span >= 0) & (span_end[span] >= jobs.end[row] - TIME_TOL)
+    out = []
+    for p in np.flatnonzero(~covered):
+        iv = run.jobs[row[p]]
+        out.append(f"{_job(iv)} runs on GPU {gpu[p]} over [{iv.start}, {iv.end}] without holding it")
+    for first, second in _overlapping(key, jobs.start[row], jobs.end[row]):
+        out.append(f"app {jobs.app[row[second]]} runs two jobs on GPU {gpu[second]} at once near t = "
+                   f"{run.jobs[row[second]].start}")
+    return out
+
+
+def _merged(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The union of each key's spans as disjoint spans (key, start, end) in order of (key, start),
+    touching spans (within the time tolerance) joined: a span opens a new one when it starts after
+    every span of its key before it ends."""
+    if not key.size:
+        return key, start, end
+    order = np.lexsort((end, start, key))
+    key, start, end = key[order], start[order], end[order]
+    reach = pd.Series(end).groupby(key, sort=False).cummax().to_numpy()
+    opens = np.flatnonzero(np.r_[True, (key[1:] != key[:-1]) | (start[1:] > reach[:-1] + TIME_TOL)])
+    return key[opens], start[opens], np.maximum.reduceat(end, opens)
+
+
+def _last_at_or_before(span_key: np.ndarray, span_start: np.ndarray, key: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """For each (key, at), the index of the span of that key with the largest start <= at, or -1:
+    ``bisect_right`` on each key's starts, all queries at once, the spans (in order of (key,
+    start)) and the queries sorted together, spans first at equal times."""
+    spans = span_key.size
+    if not spans:
+        return np.full(key.size, -1)
+    kind = np.r_[np.zeros(spans, np.int8), np.ones(key.size, np.int8)]
+    order = np.lexsort((kind, np.r_[span_start, at], np.r_[span_key, key]))
+    last_span = np.maximum.accumulate(np.where(order < spans, order, -1))
+    position = np.empty_like(order)
+    position[order] = np.arange(order.size)
+    found = last_span[position[spans:]]
+    same_key = span_key[np.maximum(found, 0)] == key
+    return np.where((found >= 0) & same_key, found, -1)
+
+
+def _delivery(run: ThemisRun, jobs: _Jobs) -> list[str]:
+    """Every job's work delivered; phases in order; each app's finish at the end of its last job."""
+    apps = run.instance.apps
+    gained = np.maximum(0.0, jobs.end - jobs.resume) * jobs.size * jobs.speed / jobs.slowdown
+    delivered = np.bincount(jobs.flat_job, weights=gained, minlength=jobs.work.size)
+    out = []
+    for f in np.flatnonzero(delivered < jobs.work * (1 - WORK_TOL)):
+        a, p, j = jobs.where[f]
+        out.append(f"app {a} phase {p} job {j} got {delivered[f]:.6g} of {jobs.work[f]:.6g} GPU-seconds")
+    phases = jobs.phase_first[-1]
+    ran = np.bincount(jobs.flat_phase, minlength=phases) > 0
+    first, last = np.full(phases, math.inf), np.full(phases, -math.inf)
+    np.minimum.at(first, jobs.flat_phase, jobs.start)
+    np.maximum.at(last, jobs.flat_phase, jobs.end)
+    for a, app in enumerate(apps):
+        base = jobs.phase_first[a]
+        for p in range(1, len(app.phases)):
+            if ran[base + p] and ran[base + p - 1] and first[base + p] < last[base + p - 1] - TIME_TOL:
+                out.append(f"app {a} phase {p} starts before phase {p - 1} ends")
+        final = base + len(app.phases) - 1
+        if not ran[final] or not math.isclose(last[final], run.finish[a], rel_tol=1e-9, abs_tol=TIME_TOL):
+            out.append(f"app {a} finish {run.finish[a]} is not the end of its last job")
+    return out
 
 
 def _job(iv: JobInterval) -> str:
     return f"app {iv.app} phase {iv.phase} job {iv.job}"
-
-
-def _jobs(run: ThemisRun, by_app_gpu: dict[tuple[int, int], list[tuple[float, float]]]) -> list[str]:
-    inst = run.instance
-    out = []
-    delivered: dict[tuple[int, int, int], float] = defaultdict(float)
-    phase_span: dict[tuple[int, int], list[float]] = {}
-    on_gpu: dict[tuple[int, int], list[tuple[float, float]]] = defaultdict(list)
-    held = {key: _merged(spans) for key, spans in by_app_gpu.items()}
-    placements: dict[tuple[int, frozenset[int]], tuple[float, float]] = {}   # (app, GPUs) -> (S, speed)
-    for iv in run.jobs:
-        app = inst.apps[iv.app]
-        job = app.phases[iv.phase][iv.job]
-        if len(iv.gpus) > job.cap:
-            out.append(f"{_job(iv)} runs on {len(iv.gpus)} GPUs, above its cap {job.cap}")
-        physics = placements.get((iv.app, iv.gpus))
-        if physics is None:   # the placement's slowdown and speed depend on the app and the GPU set alone
-            physics = placements[iv.app, iv.gpus] = (slowdown(app.profile, iv.gpus, inst.topology),
-                                                     speed(app.speed_of, iv.gpus, inst.topology) if iv.gpus else 1.0)
-        expected, rate = physics
-        if not math.isclose(iv.slowdown, expected):
-            out.append(f"{_job(iv)} runs with slowdown {iv.slowdown}, its placement gives {expected}")
-        if iv.speed != rate:
-            out.append(f"{_job(iv)} runs at speed {iv.speed}, its GPU types give {rate}")
-        for g in iv.gpus:
-            if not _covered(held.get((iv.app, g), ([], [])), iv.start, iv.end):
-                out.append(f"{_job(iv)} runs on GPU {g} over [{iv.start}, {iv.end}] without holding it")
-        delivered[iv.app, iv.phase, iv.job] += max(0.0, iv.end - iv.resume) * len(iv.gpus) * iv.speed / iv.slowdown
-        span = phase_span.setdefault((iv.app, iv.phase), [math.inf, -math.inf])
-        if iv.start < span[0]:
-            span[0] = iv.start
-        if iv.end > span[1]:
-            span[1] = iv.end
-        for g in iv.gpus:
-            on_gpu[iv.app, g].append((iv.start, iv.end))
-    for (a, g), spans in on_gpu.items():
-        spans.sort()
-        for (_, e0), (s1, _) in zip(spans, spans[1:]):
-            if s1 < e0 - TIME_TOL:
-                out.append(f"app {a} runs two jobs on GPU {g} at once near t = {s1}")
-    for a, app in enumerate(inst.apps):
-        for p, phase in enumerate(app.phases):
-            for j, job in enumerate(phase):
-                if delivered[a, p, j] < job.work * (1 - WORK_TOL):
-                    out.append(f"app {a} phase {p} job {j} got {delivered[a, p, j]:.6g} of {job.work:.6g} GPU-seconds")
-            if p > 0 and (a, p) in phase_span and (a, p - 1) in phase_span:
-                if phase_span[a, p][0] < phase_span[a, p - 1][1] - TIME_TOL:
-                    out.append(f"app {a} phase {p} starts before phase {p - 1} ends")
-        last = phase_span.get((a, len(app.phases) - 1))
-        if last is None or not math.isclose(last[1], run.finish[a], rel_tol=1e-9, abs_tol=TIME_TOL):
-            out.append(f"app {a} finish {run.finish[a]} is not the end of its last job")
-    return out
 
 
 def assert_valid_run(run: ThemisRun) -> None:

@@ -1,0 +1,117 @@
+"""The array checker of Themis-family run records against its one-record-at-a-time oracle
+(tests/event_check_reference.py): the same problems, as a multiset, on valid records of every
+policy and on records forged in every way the checker looks for."""
+
+import dataclasses
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from event_check_reference import check_run as reference_check
+from mlsched.baselines.greedy_rounds import THEMIS_BASELINES
+from mlsched.instance.gpu_topology import GpuTopology
+from mlsched.instance.themis import COMPUTE_PROFILE, NETWORK_PROFILE, ThemisApp, ThemisInstance, ThemisJob
+from mlsched.online.themis.policy import Themis
+from mlsched.sim.event_check import check_run
+from mlsched.sim.event_engine import SimOptions, simulate
+from mlsched.sim.themis_run import Holding, ThemisRun
+
+TYPED = GpuTopology(((0, (2, 2)), (0, (2,)), (1, (1, 1, 1))), ("v100", "v100", "k80"))
+
+
+def instance(seed: int, apps: int = 8) -> ThemisInstance:
+    rng = np.random.default_rng(seed)
+    out = []
+    for a in range(apps):
+        phases = [tuple(ThemisJob(float(rng.integers(100, 2000)), 1.0, int(rng.integers(1, 4)))
+                        for _ in range(int(rng.integers(1, 5)))) for _ in range(int(rng.integers(1, 3)))]
+        speeds = (("v100", 1.0), ("k80", float(rng.choice([0.25, 0.5])))) if rng.random() < 0.7 else ()
+        out.append(ThemisApp(f"a{a}", float(rng.uniform(0, 800)), tuple(phases),
+                             NETWORK_PROFILE if rng.random() < 0.5 else COMPUTE_PROFILE, speeds=speeds))
+    return ThemisInstance(f"check-{seed}", TYPED, tuple(out))
+
+
+def same_problems(run: ThemisRun) -> list[str]:
+    problems = check_run(run)
+    assert Counter(problems) == Counter(reference_check(run))
+    return problems
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("name", ["themis", *sorted(THEMIS_BASELINES)])
+def test_valid_records_pass_both(seed, name):
+    policy = Themis if name == "themis" else THEMIS_BASELINES[name]
+    run = simulate(instance(seed), policy(), SimOptions(lease=200.0, restart_overhead=10.0 * (seed % 2)))
+    assert same_problems(run) == []
+
+
+def forge(run: ThemisRun, rng: np.random.Generator) -> ThemisRun:
+    """The record with one to three random forgeries, each of a kind the checker looks for."""
+    holdings, jobs, finish = list(run.holdings), list(run.jobs), run.finish.copy()
+    gpus = run.instance.num_gpus
+    for _ in range(int(rng.integers(1, 4))):
+        kind = int(rng.integers(12))
+        h = int(rng.integers(len(holdings)))
+        j = int(rng.integers(len(jobs)))
+        if kind == 0:     # an unknown GPU id
+            holdings[h] = holdings[h]._replace(gpu=int(rng.choice([-1, gpus, gpus + 5])))
+        elif kind == 1:   # held before arrival, after finish, or ending before it starts
+            g = holdings[h]
+            holdings[h] = g._replace(**[{"start": g.start - 100.0}, {"end": g.end + 100.0},
+                                       {"end": g.start - 1.0}][int(rng.integers(3))])
+        elif kind == 2:   # the same GPU held by another app at once, or by the same app twice
+            g = holdings[h]
+            holdings.append(g._replace(app=int(rng.integers(len(run.instance.apps)))))
+        elif kind == 3:   # a holding trimmed: some interval is then not held throughout
+            g = holdings[h]
+            holdings[h] = g._replace(end=g.start + (g.end - g.start) * float(rng.uniform(0, 0.9)))
+        elif kind == 4:   # an interval moved to another GPU, possibly unknown
+            jobs[j] = jobs[j]._replace(gpus=frozenset({int(rng.integers(-1, gpus + 2))}))
+        elif kind == 5:   # above its cap
+            jobs[j] = jobs[j]._replace(gpus=frozenset(range(gpus)))
+        elif kind == 6:   # a wrong slowdown or speed
+            field = str(rng.choice(["slowdown", "speed"]))
+            jobs[j] = jobs[j]._replace(**{field: getattr(jobs[j], field) * float(rng.choice([1.5, 1 + 1e-12]))})
+        elif kind == 7:   # an interval dropped: work missing
+            jobs.pop(j)
+        elif kind == 8:   # an interval repeated: two jobs of the app on one GPU at once
+            jobs.append(jobs[j]._replace(job=0))
+        elif kind == 9:   # an interval shifted in time (phase order, holding, finish)
+            shift = float(rng.choice([-300.0, -1e-7, 1e-7, 300.0]))
+            jobs[j] = jobs[j]._replace(start=jobs[j].start + shift, end=jobs[j].end + shift)
+        elif kind == 10:  # a wrong finish
+            a = int(rng.integers(len(finish)))
+            finish[a] += float(rng.choice([-50.0, 1e-4, 50.0]))
+        else:             # a holding split in two touching or nearly touching spans
+            g = holdings.pop(h)
+            middle = (g.start + g.end) / 2
+            holdings += [g._replace(end=middle), g._replace(start=middle + float(rng.choice([0.0, 5e-7, 1e-3])))]
+    return dataclasses.replace(run, holdings=holdings, jobs=jobs, finish=finish)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_forged_records_give_the_same_problems(seed):
+    run = simulate(instance(10 + seed), Themis(), SimOptions(lease=200.0))
+    rng = np.random.default_rng(seed)
+    kinds = Counter()
+    for _ in range(150):
+        problems = same_problems(forge(run, rng))
+        kinds.update({p.split(" ")[0] + " " + p.split(" ", 3)[-1][:12] for p in problems})
+    assert sum(kinds.values()) > 150   # the forgeries are seen
+
+
+def test_each_kind_of_problem_is_reported():
+    run = simulate(instance(20), Themis(), SimOptions(lease=200.0))
+    h, iv = run.holdings[0], run.jobs[0]
+    other = next(a for a in range(len(run.instance.apps)) if a != h.app)
+    forged = dataclasses.replace(
+        run, holdings=[*run.holdings, Holding(other, h.gpu, h.start, h.end), Holding(h.app, 99, h.start, h.end),
+                               Holding(h.app, h.gpu, -1000.0, -900.0)],
+        jobs=[*run.jobs[2:], iv._replace(slowdown=iv.slowdown * 2), run.jobs[1]._replace(gpus=frozenset({42}))])
+    problems = same_problems(forged)
+    for claim in ("held by apps", "holds unknown GPU 99", "runs with slowdown", "outside its lifetime",
+                  "runs on unknown GPU 42", "runs on GPU 42 over"):
+        assert any(claim in p for p in problems), claim
+    empty = dataclasses.replace(run, holdings=[], jobs=[])
+    assert any("is not the end of its last job" in p for p in same_problems(empty))
