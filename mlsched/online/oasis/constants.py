@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from mlsched import libm
 from mlsched.errors import UsageError
 from mlsched.instance import ClusterJobsInstance
 from mlsched.instance.cluster_jobs import EPS
@@ -97,7 +98,7 @@ def _ln_low(ln_f_last: np.ndarray, eta: float, theta_ceil: np.ndarray, demand: n
     users = per_job > 0
     if not users.any():
         return -math.inf  # no job uses this pool: its resources are free (price 0)
-    return float(np.min(ln_f_last[users] - np.log(4.0 * eta * per_job[users])))
+    return float(np.min(ln_f_last[users] - libm.log(4.0 * eta * per_job[users])))
 
 
 def _ln_high(ln_f_best: np.ndarray, demand: np.ndarray, ln_low: float, pool: str,
@@ -110,7 +111,7 @@ def _ln_high(ln_f_best: np.ndarray, demand: np.ndarray, ln_low: float, pool: str
         if not users.any():
             continue
         used[r] = True
-        value = float(np.max(ln_f_best[users] - np.log(demand[users, r])))
+        value = float(np.max(ln_f_best[users] - libm.log(demand[users, r])))
         if value < ln_low:
             warnings.warn(f"OASiS: U < L for {pool} resource {resources[r]}; using U = L", stacklevel=3)
             value = ln_low
@@ -127,4 +128,4 @@ def prices(ln_low: float, ln_high: np.ndarray, usage: np.ndarray, capacity: np.n
         frac = np.where(capacity > 0, usage / np.where(capacity > 0, capacity, 1.0), 0.0)
         ln_p = np.where(frac >= 1.0 - 1e-12, ln_high, (1.0 - frac) * ln_low + frac * ln_high)
         ln_p = np.where(np.isnan(ln_p), -np.inf, ln_p)
-    return np.exp(ln_p)
+    return libm.exp(ln_p)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from mlsched import libm
+
 
 @dataclass(frozen=True)
 class ExpPrices:
@@ -47,7 +49,7 @@ class ExpPrices:
     def unit(self, usage: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """Per-node prices p_t = p(u[t]), infinite where u[t] > C' - d_max (A4 guard)."""
         u = np.asarray(usage, dtype=float)
-        p = self.L * np.power(self.base, u / self.capacity)
+        p = self.L * libm.power(self.base, u / self.capacity)
         return np.where(u > self.capacity - self.d_max + 1e-12, np.inf, p)
 
 
