@@ -115,3 +115,5 @@ def test_each_kind_of_problem_is_reported():
         assert any(claim in p for p in problems), claim
     empty = dataclasses.replace(run, holdings=[], jobs=[])
     assert any("is not the end of its last job" in p for p in same_problems(empty))
+    unheld = dataclasses.replace(run, holdings=[])
+    assert sum("without holding it" in p for p in same_problems(unheld)) == sum(len(iv.gpus) for iv in run.jobs)

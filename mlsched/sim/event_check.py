@@ -187,7 +187,8 @@ def _coverage(run: ThemisRun, jobs: _Jobs, h: _Holdings) -> list[str]:
     held = np.flatnonzero(h.known)
     span_key, span_start, span_end = _merged(h.app[held] * width + (h.gpu[held] - low), h.start[held], h.end[held])
     span = _last_at_or_before(span_key, span_start, key, jobs.start[row] + TIME_TOL)
-    covered = (span >= 0) & (span_end[span] >= jobs.end[row] - TIME_TOL)
+    covered = span >= 0
+    covered[covered] = span_end[span[covered]] >= jobs.end[row[covered]] - TIME_TOL
     out = []
     for p in np.flatnonzero(~covered):
         iv = run.jobs[row[p]]
