@@ -4,7 +4,7 @@ values that decide schedules.
 numpy computes float64 exp, log and power with kernels chosen by the CPU at run time: on a
 processor with AVX-512 they are its SIMD versions, elsewhere libm's. The two differ in the last
 bit on some inputs, and a last bit can tip an admission, a price comparison or a placement, so
-the same instance gave other Astraea runs on an AVX-512 machine than on an AVX2 one. These
+the same instance gave other Astraea and OASiS runs on an AVX-512 machine than on an AVX2 one. These
 functions return libm's values on every machine (on the AVX2 machine that wrote the stored Astraea
 records, numpy's gave the same records), at the cost of a Python call per distinct input: the
 arrays they get (slots, occupancy levels) repeat few values, and each distinct value is computed
