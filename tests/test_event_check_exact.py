@@ -94,11 +94,8 @@ def forge(run: ThemisRun, rng: np.random.Generator) -> ThemisRun:
 def test_forged_records_give_the_same_problems(seed):
     run = simulate(instance(10 + seed), Themis(), SimOptions(lease=200.0))
     rng = np.random.default_rng(seed)
-    kinds = Counter()
-    for _ in range(150):
-        problems = same_problems(forge(run, rng))
-        kinds.update({p.split(" ")[0] + " " + p.split(" ", 3)[-1][:12] for p in problems})
-    assert sum(kinds.values()) > 150   # the forgeries are seen
+    flagged = sum(bool(same_problems(forge(run, rng))) for _ in range(150))
+    assert flagged > 120   # most are seen (not a split that still touches, or a shift within the tolerance)
 
 
 def test_each_kind_of_problem_is_reported():

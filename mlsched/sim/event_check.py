@@ -151,12 +151,13 @@ def _physics(run: ThemisRun, jobs: _Jobs) -> list[str]:
            for g in unknown_in[gpu_set[i]]]
     sets = max(1, len(gpu_sets))
     placements, code = np.unique(jobs.app * sets + gpu_set, return_inverse=True)
-    physics = np.array([_placement(run, p // sets, gpu_sets[p % sets]) if not unknown_in[p % sets] else (np.nan, np.nan)
+    physics = np.array([(math.nan, math.nan) if unknown_in[p % sets] else _placement(run, p // sets, gpu_sets[p % sets])
                         for p in placements.tolist()]).reshape(-1, 2)
     expected, rate = physics[code, 0], physics[code, 1]
     placed = ~np.isnan(expected)
     for i in np.flatnonzero(placed & ~_isclose(jobs.slowdown, expected, 1e-9, 0.0)):
-        out.append(f"{_job(run.jobs[i])} runs with slowdown {run.jobs[i].slowdown}, its placement gives {float(expected[i])}")
+        iv = run.jobs[i]
+        out.append(f"{_job(iv)} runs with slowdown {iv.slowdown}, its placement gives {float(expected[i])}")
     for i in np.flatnonzero(placed & (jobs.speed != rate)):
         out.append(f"{_job(run.jobs[i])} runs at speed {run.jobs[i].speed}, its GPU types give {float(rate[i])}")
     return out
@@ -173,7 +174,8 @@ def _isclose(a: np.ndarray, b: np.ndarray, rel_tol: float, abs_tol: float) -> np
     """:func:`math.isclose` elementwise (equal, or finitely apart by at most the tolerances)."""
     with np.errstate(invalid="ignore"):
         apart = np.abs(a - b)
-        return (a == b) | (np.isfinite(apart) & (apart <= np.maximum(rel_tol * np.maximum(np.abs(a), np.abs(b)), abs_tol)))
+        allowed = np.maximum(rel_tol * np.maximum(np.abs(a), np.abs(b)), abs_tol)
+        return (a == b) | (np.isfinite(apart) & (apart <= allowed))
 
 
 def _coverage(run: ThemisRun, jobs: _Jobs, h: _Holdings) -> list[str]:
