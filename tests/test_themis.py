@@ -387,7 +387,7 @@ def _random_work(rng, n):
 
 
 def test_lpt_makespan_equals_list_scheduling_by_definition():
-    """The heap LPT, with and without the caller's sorted work, equals LPT by its definition bit
+    """The compiled LPT, with and without the caller's sorted work, equals LPT by its definition bit
     for bit (1 < k < n; ties of equal work included); one GPU runs the jobs in turn (their sum in
     job order), k >= n GPUs one job each."""
     from mlsched.instance.themis_physics import lpt_makespan
@@ -402,16 +402,15 @@ def test_lpt_makespan_equals_list_scheduling_by_definition():
             assert lpt_makespan(work, k, sorted(work, reverse=True)) == expected
 
 
-def test_lpt_longest_job_alone_is_exact():
-    """The shortcut for a makespan that is the longest job alone (_longest_alone) equals LPT by its
-    definition bit for bit where it is taken, on heavy-tailed work (it is taken on many), ties with
-    the longest job and zero jobs included, and at its boundary: works built so that
-    (W - w_0) / (k - 1) + w_k lies within twice the rounding margin of w_0, on either side (the
-    shortcut is taken on some, just beyond its margin)."""
-    from mlsched.instance.themis_physics import _longest_alone, lpt_makespan
+def test_lpt_makespan_heavy_tails_and_near_ties_equal_the_definition():
+    """The compiled LPT equals LPT by its definition bit for bit on heavy-tailed work (the makespan
+    is often the longest job alone), ties with the longest job, zero jobs, read-only arrays, and
+    works whose longest job lies within a few ulps of (W - w_0) / (k - 1) + w_k (the edge between
+    the longest job alone and the heap's loads deciding)."""
+    from mlsched.instance.themis_physics import lpt_makespan
 
     rng = np.random.default_rng(11)
-    taken = 0
+    alone = 0
     for _ in range(3000):
         n = int(rng.integers(3, 150))
         work = np.exp(rng.normal(6.0, 2.5, n)).tolist()
@@ -421,25 +420,35 @@ def test_lpt_longest_job_alone_is_exact():
             work[-3:] = [0.0, 0.0, 0.0]
         k = int(rng.integers(2, n))
         ordered = sorted(work, reverse=True)
-        taken += _longest_alone(ordered, k)
-        assert lpt_makespan(work, k) == lpt_makespan(work, k, ordered) == _lpt_by_definition(work, k)
-    assert taken > 500
-    near = alone = 0
+        frozen = np.array(work)
+        frozen.flags.writeable = False
+        expected = _lpt_by_definition(work, k)
+        alone += expected == ordered[0]
+        assert lpt_makespan(work, k) == lpt_makespan(work, k, ordered) == lpt_makespan(frozen, k) == expected
+    assert alone > 500
+    near = 0
     for _ in range(3000):
         k = int(rng.integers(2, 9))
         rest = rng.uniform(0.1, 1.0, int(rng.integers(k, 40))).tolist()
         w_k = sorted(rest, reverse=True)[k - 1]          # ordered[k] once the longest job leads
-        edge = math.fsum(rest) / (k - 1) + w_k           # the longest job at the condition's edge
-        n = len(rest) + 1   # within twice the shortcut's rounding margin 4 (n + 3) u, either side
+        edge = math.fsum(rest) / (k - 1) + w_k
+        n = len(rest) + 1
         longest = edge * (1.0 + float(rng.integers(-8 * (n + 3), 8 * (n + 3) + 1)) * 2.0 ** -53)
         work = [longest, *rest]
-        ordered = sorted(work, reverse=True)
-        if ordered[0] != longest:
+        if max(work) != longest:
             continue
         near += 1
-        alone += _longest_alone(ordered, k)
-        assert lpt_makespan(work, k, ordered) == _lpt_by_definition(work, k)
-    assert near > 2000 and 0 < alone < near   # both sides of the edge are reached
+        assert lpt_makespan(work, k) == _lpt_by_definition(work, k)
+    assert near > 2000
+
+
+def test_lpt_makespan_rejects_no_jobs_or_no_gpus():
+    from mlsched.instance.themis_physics import lpt_makespan
+
+    with pytest.raises(ValueError, match="at least one job and one GPU"):
+        lpt_makespan([], 2)
+    with pytest.raises(ValueError, match="at least one job and one GPU"):
+        lpt_makespan([1.0, 2.0], 0)
 
 
 def test_waves_bounds_hold_the_float_makespan():

@@ -16,10 +16,10 @@ rules to make its guess, but a run is never executed or checked with the estimat
 from __future__ import annotations
 
 import heapq
-import itertools
-import math
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
-from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from mlsched.instance.gpu_topology import GpuTopology
 
@@ -42,54 +42,27 @@ def split(work: Sequence[float], caps: Sequence[int], k: int) -> list[int]:
     return g
 
 
-def lpt_makespan(work: Sequence[float], k: int, descending: Sequence[float] | None = None) -> float:
-    """Longest-processing-time-first makespan of one-GPU jobs on k GPUs (§1.7 step 2): one GPU
-    runs them all in turn (their sum, in job order); with 1 < k < n the k longest jobs open the k
-    GPUs and each further job joins the least-loaded one. ``descending``: the work already sorted
-    in decreasing order, when the caller keeps it (an agent prices many GPU counts on the same work)."""
-    if k == 1:
-        return float(sum(work))
-    if k >= len(work):
-        return float(max(work))
-    ordered = descending if descending is not None else sorted(work, reverse=True)
-    if _longest_alone(ordered, k):
-        return ordered[0]
-    loads = list(ordered[:k])
-    heapq.heapify(loads)
-    join = heapq.heapreplace   # the loop runs millions of times per simulation
-    for w in itertools.islice(ordered, k, None):
-        join(loads, loads[0] + w)
-    return max(loads)
+def lpt_makespan(work: Sequence[float] | np.ndarray, k: int, descending: Sequence[float] | np.ndarray | None = None) -> float:
+    """Longest-processing-time-first makespan of n >= 1 one-GPU jobs on k >= 1 GPUs (§1.7 step 2):
+    one GPU runs them all in turn (their sum, in job order); with 1 < k < n the k longest jobs open
+    the k GPUs and each further job joins the least-loaded one; k >= n GPUs run one job each.
+    ``descending``: the work already sorted in decreasing order, when the caller keeps it (an agent
+    prices many GPU counts on the same work). Compiled (:mod:`mlsched.instance.themis_lpt`)."""
+    jobs = np.ascontiguousarray(work, dtype=float)
+    if k < 1 or not len(jobs):
+        raise ValueError(f"LPT needs at least one job and one GPU, got {len(jobs)} jobs on {k} GPUs")
+    if descending is not None:
+        ordered = np.ascontiguousarray(descending, dtype=float)
+    else:   # one GPU sums the work in job order; more take it sorted
+        ordered = jobs if k == 1 else -np.sort(-jobs)
+    return float(_compiled_lpt()(jobs, ordered, k))
 
 
-def _longest_alone(ordered: Sequence[float], k: int) -> bool:
-    """Whether the LPT makespan of ``ordered`` (decreasing, non-negative, 1 < k < n) on k GPUs is its
-    longest job w_0 alone, by (W - w_0) / (k - 1) + w_k < w_0 with W the total work: no other GPU
-    then ever reaches w_0 (about half the estimator's LPT calls on Philly apps end so, at the cost
-    of one exact sum).
-
-    Proof. Let j >= k be the next job, the first j - 1 jobs but w_0 placed on the other k - 1 GPUs
-    (none on w_0's so far). Those GPUs hold T = w_1 + ... + w_{j-1} <= W - w_0 - w_j, so the least
-    loaded of them holds at most T / (k - 1) < w_0: w_j joins one of them (never w_0's GPU) and
-    ends it at most (W - w_0 - w_j) / (k - 1) + w_j <= (W - w_0) / (k - 1) + w_k < w_0. Every
-    other GPU's load stays at most w_0 (the openers w_1.. w_{k-1} <= w_0), so the makespan is w_0.
-
-    Floats. A float load is a left-to-right float sum of at most n non-negative jobs, at most
-    (1 + u)^n above the real sum (u = 2^-53), and each new load rounds once more: the argument
-    holds for the float loads when ((W - w_0) / (k - 1) + w_k) (1 + u)^(n + 1) < w_0. The sum
-    W - w_0 is math.fsum of w_1.. (exactly rounded; no cancellation), and the division, the sum
-    and the product below round four more times, so widening by 4 (n + 3) u (the margin of
-    :func:`mlsched.online.themis.rho.waves_bounds`) keeps the computed left side above the real
-    one.
-
-    The exact sum is skipped when w_{k-1} + w_k >= w_0: (W - w_0) / (k - 1) is at least the mean
-    of w_1 .. w_{k-1}, hence at least w_{k-1}, so the test fails there (skipping it only ever
-    leaves the heap to run; about a third of the calls on W1)."""
-    if ordered[k - 1] + ordered[k] >= ordered[0]:
-        return False
-    n = len(ordered)
-    others = math.fsum(itertools.islice(ordered, 1, None))
-    return (others / (k - 1) + ordered[k]) * (1.0 + 4 * (n + 3) * UNIT_ROUNDOFF) < ordered[0]
+@lru_cache(maxsize=1)
+def _compiled_lpt() -> Callable[[np.ndarray, np.ndarray, int], float]:
+    """The compiled LPT, imported (and numba with it) on the first call."""
+    from mlsched.instance.themis_lpt import lpt
+    return lpt
 
 
 def assign(gpus: Sequence[int], counts: Sequence[int], topology: GpuTopology) -> tuple[tuple[int, ...], ...]:

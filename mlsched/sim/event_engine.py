@@ -80,6 +80,11 @@ class AppView:
         return self._state.alive_jobs()[0]
 
     @property
+    def current_work_array(self) -> np.ndarray:
+        """:attr:`current_work` as a read-only array."""
+        return self._state.alive_array()
+
+    @property
     def current_caps(self) -> tuple[int, ...]:
         return self._state.alive_caps
 
@@ -231,7 +236,8 @@ class _AppState:
     caps: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     future: tuple[tuple[tuple[float, ...], tuple[int, ...]], ...] = ()   # (work, caps) of the later phases
     future_extents: tuple[tuple[float, float, int], ...] = ()           # (fsum, max, count) of their work
-    alive: tuple[tuple[float, ...], tuple[int, ...]] | None = None   # alive_jobs() until the remaining work changes
+    alive_work: np.ndarray | None = None                             # alive_array() until the remaining work changes
+    alive: tuple[tuple[float, ...], tuple[int, ...]] | None = None   # alive_jobs() until then
     extent: tuple[float, float] | None = None                        # alive_extent() until then
     stamp: int = 0                                                   # bumped whenever the remaining work may change
     carry: dict[object, object] = field(default_factory=dict)          # AppView.carry
@@ -269,23 +275,30 @@ class _AppState:
             known = self.placed[gpus] = (slow, fast, len(gpus) * fast / slow)
         return known
 
+    def alive_array(self) -> np.ndarray:
+        """The alive jobs' remaining work w_j (read-only), kept while the remaining work stays (an app
+        holding no GPUs keeps it from round to round)."""
+        if self.alive_work is None:
+            self.alive_work = self.remaining[self.alive_index]
+            self.alive_work.flags.writeable = False
+        return self.alive_work
+
     def alive_jobs(self) -> tuple[tuple[float, ...], tuple[int, ...]]:
-        """(w_j, d_j) of the alive jobs of the current phase, kept while the remaining work stays
-        (an app holding no GPUs keeps them from round to round)."""
+        """(w_j, d_j) of the alive jobs of the current phase, kept as :meth:`alive_array`."""
         if self.alive is None:
-            self.alive = (tuple(self.remaining[self.alive_index].tolist()), self.alive_caps)
+            self.alive = (tuple(self.alive_array().tolist()), self.alive_caps)
         return self.alive
 
     def alive_extent(self) -> tuple[float, float]:
-        """(sum, max) of the alive jobs' remaining work, kept as :meth:`alive_jobs`."""
+        """(sum, max) of the alive jobs' remaining work, kept as :meth:`alive_array`."""
         if self.extent is None:
-            work = self.remaining[self.alive_index]
+            work = self.alive_array()
             self.extent = (float(np.add.reduce(work)), float(np.maximum.reduce(work, initial=0.0)))   # work.sum(), work.max()
         return self.extent
 
     def work_moved(self) -> None:
         """The remaining work may have changed: forget what was derived from it."""
-        self.alive = self.extent = None
+        self.alive_work = self.alive = self.extent = None
         self.stamp += 1
 
     def update_demand(self) -> None:

@@ -227,19 +227,29 @@ def _shape(view: AppView, gpus: frozenset[int], topology: GpuTopology, count_onl
     return gpus
 
 
-def _sorted_phases(view: AppView) -> tuple[tuple[tuple[float, ...], tuple[float, ...]], ...]:
-    """(work, the same sorted in decreasing order) of every phase, the current one's alive jobs
-    first, kept in the view's carry while the work stays (the same :attr:`AppView.work_stamp`)."""
+def _sorted_phases(view: AppView) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """(work, the same sorted in decreasing order) of every phase as arrays, the current one's alive
+    jobs first: kept in the view's carry, the current phase's while its work stays (the same
+    :attr:`AppView.work_stamp`), the later phases' while they stay (the same tuple from the engine)."""
     kept = view.carry.get("sorted")
     if kept is None or kept[0] != view.work_stamp:
-        phases = (view.current_work, *(work for work, _ in view.future_phases))
-        kept = view.carry["sorted"] = (view.work_stamp, tuple((w, tuple(sorted(w, reverse=True))) for w in phases))
+        work = view.current_work_array
+        kept = view.carry["sorted"] = (view.work_stamp, ((work, -np.sort(-work)), *_sorted_later(view)))
+    return kept[1]  # type: ignore[return-value]
+
+
+def _sorted_later(view: AppView) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    kept = view.carry.get("sorted later")
+    if kept is None or kept[0] is not view.future_phases:
+        arrays = [np.array(work, dtype=float) for work, _ in view.future_phases]
+        kept = view.carry["sorted later"] = (view.future_phases, tuple((work, -np.sort(-work)) for work in arrays))
     return kept[1]  # type: ignore[return-value]
 
 
 def _waves_time(view: AppView, k: int, rate: float) -> float:
     """:func:`time_left` in LPT waves (:func:`_in_waves`) without building the estimate: the
-    same LPT makespans at ``rate``, summed in the same order, on the work sorted once per work stamp."""
+    same LPT makespans at ``rate``, summed in the same order, on the work sorted once per work
+    stamp."""
     return sum(_duration(lpt_makespan(work, k, descending), rate) for work, descending in _sorted_phases(view))
 
 
