@@ -239,6 +239,7 @@ def _sorted_phases(view: AppView) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
 
 
 def _sorted_later(view: AppView) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """(work, the same sorted in decreasing order) of every phase after the current one, as arrays."""
     kept = view.carry.get("sorted later")
     if kept is None or kept[0] is not view.future_phases:
         arrays = [np.array(work, dtype=float) for work, _ in view.future_phases]
