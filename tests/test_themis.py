@@ -405,8 +405,8 @@ def test_lpt_makespan_equals_list_scheduling_by_definition():
 def test_lpt_makespan_heavy_tails_and_near_ties_equal_the_definition():
     """The compiled LPT equals LPT by its definition bit for bit on heavy-tailed work (the makespan
     is often the longest job alone), ties with the longest job, zero jobs, read-only arrays, and
-    works whose longest job lies within a few ulps of (W - w_0) / (k - 1) + w_k (the edge between
-    the longest job alone and the heap's loads deciding)."""
+    works whose longest job lies within a few ulps of (W - w_0) / (k - 1) + w_k (the edge of the
+    sufficient condition for the longest job alone that the Python loop used as a shortcut)."""
     from mlsched.instance.themis_physics import lpt_makespan
 
     rng = np.random.default_rng(11)

@@ -23,8 +23,6 @@ import numpy as np
 
 from mlsched.instance.gpu_topology import GpuTopology
 
-UNIT_ROUNDOFF = 2.0 ** -53   # u: a float operation's relative rounding error is at most u
-
 
 def split(work: Sequence[float], caps: Sequence[int], k: int) -> list[int]:
     """GPUs per job when k >= number of jobs (§1.7 step 1); the jobs below their caps wait in a

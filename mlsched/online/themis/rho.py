@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mlsched.instance.gpu_topology import GpuTopology
-from mlsched.instance.themis_physics import UNIT_ROUNDOFF, assign, lpt_makespan, slowdown, speed, split
+from mlsched.instance.themis_physics import assign, lpt_makespan, slowdown, speed, split
 from mlsched.sim.event_engine import AppView
 
 KEPT_TIMES_MAX = 4096   # estimates an app keeps across rounds before they are dropped
+UNIT_ROUNDOFF = 2.0 ** -53   # u: a float operation's relative rounding error is at most u
 
 
 @dataclass(frozen=True)
