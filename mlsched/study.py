@@ -129,6 +129,9 @@ def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, v
     runs as MIP starts) and the ratio columns. ``policy_options`` go to the policies that take
     them (:meth:`mlsched.systems.System.policy`); policies that solve programs inside (Dorm) get
     ``time_limit`` as their ``run_budget`` for the whole run unless ``policy_options`` set one."""
+    refusal = sysm.exact_refusal(inst) if exact and sysm.exact_refusal is not None else None
+    if refusal is not None:   # before any run: a long simulation is not lost to a refusal at its end
+        raise UsageError(f"{refusal}; compare the runs alone with --no-exact (exact=False)")
     runs = []
     options = {"run_budget": time_limit, **(policy_options or {})}
     for name in algorithms:

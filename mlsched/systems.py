@@ -40,6 +40,7 @@ class System:
     benchmark_columns: Callable[[Any], dict[str, Any]] | None = None   # studies: more benchmarks per instance
     paired_columns: Callable[[SolveReport, Any], dict[str, Any]] | None = None   # studies: from OPT and one run
     progress_option: str | None = None   # the keyword with which ``run`` reports (steps done, steps in all)
+    exact_refusal: Callable[[Any], str | None] | None = None   # why the exact program cannot take an instance (None: it can)
 
     def variants_for(self, instance: Any) -> tuple[str, ...]:
         return tuple(v for v in self.variants if self.applies is None or self.applies(instance, v))
@@ -175,7 +176,8 @@ def _themis() -> System:
     return System(name="themis", family="themis", variants=THEMIS_VARIANTS, algorithms=algorithms,
                   default_algorithms=("themis", *THEMIS_BASELINES), score_name="max_rho", exact=exact_themis,
                   run=run, evaluate=evaluate, build=build, relaxable=True, minimize=True,
-                  ratio_score="max_rho_slotted", run_options=("lease", "restart_overhead"))
+                  ratio_score="max_rho_slotted", run_options=("lease", "restart_overhead"),
+                  exact_refusal=themis_offline.o1_refusal)
 
 
 def _astraea() -> System:

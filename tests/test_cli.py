@@ -265,3 +265,21 @@ def test_compare_shows_the_algorithm_running_and_its_slot(capsys):
         assert f"running oasis-small-j10-t10-s0: {name} ({horizon}/{horizon})" in err
     assert main(["compare", str(inst), "--algorithms", "fifo,dorm", "--no-exact", "--quiet"]) == 0
     assert "running" not in capsys.readouterr().err
+
+
+def test_compare_refuses_an_instance_o1_cannot_take_before_any_run(capsys, monkeypatch):
+    """O1 is defined for single-job apps: `compare` on the shipped multi-job W1 slice says so, with
+    the way out, before it simulates anything (a long run is not lost to a refusal at its end);
+    with --no-exact the runs are compared."""
+    from mlsched.systems import System
+
+    inst = ROOT / "instances" / "themis" / "w1-16gpu-first60.json"
+    executed = []
+    monkeypatch.setattr(System, "execute", lambda self, instance, policy, **options: executed.append(policy))
+    code, out, err = cli(capsys, "compare", inst, "--algorithms", "themis", "--quiet")
+    assert code == 2 and out == "" and executed == []
+    assert "app 'a59' has 1 phase(s) and 2 jobs; O1 (spec §5.6) is defined for single-job apps" in err
+    assert "--no-exact" in err
+    monkeypatch.undo()
+    code, out, _ = cli(capsys, "compare", inst, "--algorithms", "themis", "--no-exact", "--quiet", "--json")
+    assert code == 0 and json.loads(out)[0]["algorithm"] == "themis"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import random
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,13 +19,17 @@ from mlsched.formulations.themis_offline import (
     check_schedule,
     fifo_completions,
     fifo_t_id,
+    o1_refusal,
     offline_data,
     slot_rounded_rho,
     solve_offline,
 )
+from mlsched.instance import load
 from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import ThemisApp, ThemisInstance, ThemisJob
 from mlsched.solve import Status
+
+INSTANCES = Path(__file__).resolve().parents[1] / "instances"
 
 
 def make_app(name, arrival, work, cap, spread=1.0, cross=None):
@@ -400,3 +405,15 @@ def test_a_milp_stopped_without_a_bound_gets_the_bound_of_apps_alone(seed, verif
         assert result.status is Status.OPTIMAL and "apps alone" in result.message
     else:
         assert result.status is Status.FEASIBLE
+
+
+def test_o1_refusal_names_what_o1_cannot_take():
+    """The reasons `compare` gives before its runs are the ones the program's build raises."""
+    small = load(INSTANCES / "themis" / "o1-small.json")
+    assert o1_refusal(small) is None
+    sliced = load(INSTANCES / "themis" / "w1-16gpu-first60.json")
+    reason = o1_refusal(sliced)
+    assert reason is not None and "defined for single-job apps" in reason
+    assert o1_refusal(sliced, pool=True) is None
+    with pytest.raises(UsageError, match="defined for single-job apps"):
+        offline_data(sliced, slot=600.0)

@@ -172,22 +172,31 @@ class OfflineData:
         return counts.sum(axis=1) / divisor
 
 
+def o1_refusal(instance: ThemisInstance, *, pool: bool = False) -> str | None:
+    """Why O1 cannot take ``instance``, None when it can: no apps, an app with more than one job
+    (unless ``pool``), with s1 > s0 or without work (see the module docstring)."""
+    if not instance.apps:
+        return f"{instance.name}: O1 needs at least one app"
+    for app in instance.apps:
+        if app.num_jobs > 1 and not pool:
+            return (f"{instance.name}: app {app.name!r} has {len(app.phases)} phase(s) and {app.num_jobs} jobs; "
+                    "O1 (spec §5.6) is defined for single-job apps")
+        if app.profile[1] > app.profile[0]:
+            return (f"{instance.name}: app {app.name!r} has s1 = {app.profile[1]} > s0; O1 runs machine-local "
+                    "placements at full speed")
+        if not app.work > 0:
+            return f"{instance.name}: app {app.name!r} has no work"
+    return None
+
+
 def offline_data(instance: ThemisInstance, *, slot: float, pool: bool = False) -> OfflineData:
     """Read arrival, work, cap and slowdowns per app and the machine capacities (see the module
     docstring for the ``pool`` rule and the s1 restriction)."""
     if not (slot > 0 and math.isfinite(slot)):
         raise UsageError(f"slot length must be a positive number of seconds, got {slot}")
-    if not instance.apps:
-        raise UsageError(f"{instance.name}: O1 needs at least one app")
-    for app in instance.apps:
-        if app.num_jobs > 1 and not pool:
-            raise UsageError(f"{instance.name}: app {app.name!r} has {len(app.phases)} phase(s) and {app.num_jobs} "
-                             "jobs; O1 (spec §5.6) is defined for single-job apps (pass pool=True to pool its work)")
-        if app.profile[1] > app.profile[0]:
-            raise UsageError(f"{instance.name}: app {app.name!r} has s1 = {app.profile[1]} > s0; O1 runs "
-                             "machine-local placements at full speed")
-        if not app.work > 0:
-            raise UsageError(f"{instance.name}: app {app.name!r} has no work")
+    refusal = o1_refusal(instance, pool=pool)
+    if refusal is not None:
+        raise UsageError(refusal)
     racks = sorted({r for r, _ in instance.topology.machines})
     return OfflineData(
         slot=float(slot),
