@@ -451,11 +451,32 @@ def test_lpt_makespan_rejects_no_jobs_or_no_gpus():
         lpt_makespan([1.0, 2.0], 0)
 
 
+def test_work_extent_and_lpt_order_are_the_rules_floats():
+    """The compiled extent is the left-to-right sum and the largest of the chosen jobs' work (0.0 for
+    none), and the compiled LPT order the work sorted in decreasing order, bit for bit, on read-only
+    arrays too."""
+    from mlsched.instance.themis_physics import lpt_order, work_extent
+
+    rng = np.random.default_rng(13)
+    for _ in range(2000):
+        n = int(rng.integers(1, 300))
+        work = np.array(_random_work(rng, n))
+        jobs = np.flatnonzero(rng.random(n) < rng.random())
+        if rng.random() < 0.5:
+            work.flags.writeable = False
+        total = 0.0
+        for w in work[jobs].tolist():
+            total += w
+        assert work_extent(work, jobs) == (total, max(work[jobs].tolist(), default=0.0))
+        ordered = lpt_order(work)
+        assert ordered.tolist() == sorted(work.tolist(), reverse=True) and ordered.flags.writeable
+
+
 def test_waves_bounds_hold_the_float_makespan():
     """The LPT bounds hold the float makespan itself (no tolerance), with the total summed by numpy
-    (pairwise) or exactly rounded, equal works included; and the upper bound is Graham's:
-    W/k + (1 - 1/k) w_max, reached by k + 1 equal jobs (makespan 2w)."""
-    from mlsched.instance.themis_physics import lpt_makespan
+    (pairwise), left to right (the simulator's views) or exactly rounded, equal works included; and
+    the upper bound is Graham's: W/k + (1 - 1/k) w_max, reached by k + 1 equal jobs (makespan 2w)."""
+    from mlsched.instance.themis_physics import lpt_makespan, work_extent
     from mlsched.online.themis.rho import waves_bounds
 
     rng = np.random.default_rng(9)
@@ -463,7 +484,7 @@ def test_waves_bounds_hold_the_float_makespan():
         n = int(rng.integers(2, 500))
         work, k, rate = _random_work(rng, n), int(rng.integers(1, n)), float(rng.choice([1.0, 0.3, 1.7]))
         exact = lpt_makespan(work, k) / rate
-        for total in (float(np.sum(work)), math.fsum(work)):
+        for total in (float(np.sum(work)), work_extent(np.array(work), np.arange(n))[0], math.fsum(work)):
             low, high = waves_bounds(total, max(work), n, k, rate)
             assert low <= exact <= high
     for k in range(1, 40):

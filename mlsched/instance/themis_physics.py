@@ -16,8 +16,9 @@ rules to make its guess, but a run is never executed or checked with the estimat
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from types import ModuleType
 
 import numpy as np
 
@@ -44,23 +45,33 @@ def lpt_makespan(work: Sequence[float] | np.ndarray, k: int, descending: Sequenc
     """Longest-processing-time-first makespan of n >= 1 one-GPU jobs on k >= 1 GPUs (§1.7 step 2):
     one GPU runs them all in turn (their sum, in job order); with 1 < k < n the k longest jobs open
     the k GPUs and each further job joins the least-loaded one; k >= n GPUs run one job each.
-    ``descending``: the work already sorted in decreasing order, when the caller keeps it (an agent
-    prices many GPU counts on the same work). Compiled (:mod:`mlsched.instance.themis_lpt`)."""
+    ``descending``: the work already in that order (:func:`lpt_order`), when the caller keeps it (an
+    agent prices many GPU counts on the same work). Compiled (:mod:`mlsched.instance.themis_kernels`)."""
     jobs = np.ascontiguousarray(work, dtype=float)
     if k < 1 or not len(jobs):
         raise ValueError(f"LPT needs at least one job and one GPU, got {len(jobs)} jobs on {k} GPUs")
     if descending is not None:
         ordered = np.ascontiguousarray(descending, dtype=float)
     else:   # one GPU sums the work in job order; more take it sorted
-        ordered = jobs if k == 1 else -np.sort(-jobs)
-    return float(_compiled_lpt()(jobs, ordered, k))
+        ordered = jobs if k == 1 else _kernels().descending(jobs)
+    return float(_kernels().lpt(jobs, ordered, k))
+
+
+def lpt_order(work: np.ndarray) -> np.ndarray:
+    """The work of one-GPU jobs in the order LPT places them, decreasing (a new array; compiled)."""
+    return _kernels().descending(work)  # type: ignore[no-any-return]
+
+
+def work_extent(work: np.ndarray, jobs: np.ndarray) -> tuple[float, float]:
+    """The total (summed left to right) and the largest of ``work[jobs]``, 0.0 for no jobs (compiled)."""
+    return _kernels().extent(work, jobs)  # type: ignore[no-any-return]
 
 
 @lru_cache(maxsize=1)
-def _compiled_lpt() -> Callable[[np.ndarray, np.ndarray, int], float]:
-    """The compiled LPT, imported (and numba with it) on the first call."""
-    from mlsched.instance.themis_lpt import lpt
-    return lpt
+def _kernels() -> ModuleType:
+    """The compiled loops, imported (and numba with them) on the first call."""
+    from mlsched.instance import themis_kernels
+    return themis_kernels
 
 
 def assign(gpus: Sequence[int], counts: Sequence[int], topology: GpuTopology) -> tuple[tuple[int, ...], ...]:

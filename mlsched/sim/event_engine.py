@@ -37,7 +37,7 @@ import numpy as np
 from mlsched.errors import MlschedError
 from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import ThemisApp, ThemisInstance
-from mlsched.instance.themis_physics import assign, slowdown, speed, split
+from mlsched.instance.themis_physics import assign, slowdown, speed, split, work_extent
 from mlsched.sim.event_check import assert_valid_run
 from mlsched.sim.themis_run import DONE_TOLERANCE, Holding, JobInterval, SimOptions, ThemisRun
 
@@ -97,7 +97,7 @@ class AppView:
 
     @property
     def current_extent(self) -> tuple[float, float]:
-        """The total and the largest w_j of the alive jobs (summed by numpy, not term by term)."""
+        """The total (summed left to right) and the largest w_j of the alive jobs."""
         return self._state.alive_extent()
 
     @property
@@ -290,10 +290,9 @@ class _AppState:
         return self.alive
 
     def alive_extent(self) -> tuple[float, float]:
-        """(sum, max) of the alive jobs' remaining work, kept as :meth:`alive_array`."""
+        """(sum, max) of the alive jobs' remaining work (:func:`work_extent`), kept as :meth:`alive_array`."""
         if self.extent is None:
-            work = self.alive_array()
-            self.extent = (float(np.add.reduce(work)), float(np.maximum.reduce(work, initial=0.0)))   # work.sum(), work.max()
+            self.extent = work_extent(self.remaining, self.alive_index)
         return self.extent
 
     def work_moved(self) -> None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mlsched.instance.gpu_topology import GpuTopology
-from mlsched.instance.themis_physics import assign, lpt_makespan, slowdown, speed, split
+from mlsched.instance.themis_physics import assign, lpt_makespan, lpt_order, slowdown, speed, split
 from mlsched.sim.event_engine import AppView
 
 KEPT_TIMES_MAX = 4096   # estimates an app keeps across rounds before they are dropped
@@ -235,7 +235,7 @@ def _sorted_phases(view: AppView) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     kept = view.carry.get("sorted")
     if kept is None or kept[0] != view.work_stamp:
         work = view.current_work_array
-        kept = view.carry["sorted"] = (view.work_stamp, ((work, -np.sort(-work)), *_sorted_later(view)))
+        kept = view.carry["sorted"] = (view.work_stamp, ((work, lpt_order(work)), *_sorted_later(view)))
     return kept[1]  # type: ignore[return-value]
 
 
@@ -244,7 +244,7 @@ def _sorted_later(view: AppView) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     kept = view.carry.get("sorted later")
     if kept is None or kept[0] is not view.future_phases:
         arrays = [np.array(work, dtype=float) for work, _ in view.future_phases]
-        kept = view.carry["sorted later"] = (view.future_phases, tuple((work, -np.sort(-work)) for work in arrays))
+        kept = view.carry["sorted later"] = (view.future_phases, tuple((work, lpt_order(work)) for work in arrays))
     return kept[1]  # type: ignore[return-value]
 
 
@@ -288,20 +288,25 @@ def view_rho_bounds(view: AppView, topology: GpuTopology, bundle: frozenset[int]
     (no estimate built) when every phase does."""
     gpus = view.holdings | bundle if bundle else view.holdings
     reported = tuple(profile) if profile is not None else None
-    k = len(gpus)
     known = view.memo.get(("rho", gpus, reported))
-    waves = known is None and _in_waves(view, k)
-    if known is None and (not waves and k >= len(view.current_caps) and k >= _later_jobs(view)[1]
-                          or waves and _shape(view, gpus, topology, count_only) in _kept_times(view, reported)):
-        known = view_rho(view, topology, bundle, profile, count_only=count_only)
     if known is not None:
         return known, known  # type: ignore[return-value]
-    if not waves:
+    k = len(gpus)
+    jobs = len(view.current_caps)
+    fewest_later, most_later = _later_jobs(view)
+    if k >= jobs and k >= most_later:   # no phase in waves: rho_bounds would be the value itself
+        known = view_rho(view, topology, bundle, profile, count_only=count_only)
+        return known, known
+    if not (0 < k < jobs and k < fewest_later):   # not every phase in waves (:func:`_in_waves`)
         return rho_bounds(estimate(view, profile), sorted(gpus), topology)
+    if _shape(view, gpus, topology, count_only) in _kept_times(view, reported):
+        known = view_rho(view, topology, bundle, profile, count_only=count_only)
+        return known, known
     rate = speed(view.app.speed_of, gpus, topology)
-    return _bounds(view.elapsed, view.t_id, [waves_bounds(total, longest, jobs, k, rate) for total, longest, jobs in
-                                             ((*view.current_extent, len(view.current_caps)),
-                                              *view.future_extents)])
+    total, longest = view.current_extent
+    return _bounds(view.elapsed, view.t_id, [waves_bounds(total, longest, jobs, k, rate), *(
+        waves_bounds(later_total, later_longest, later_jobs, k, rate)
+        for later_total, later_longest, later_jobs in view.future_extents)])
 
 
 def surely_finite(view: AppView, bundle: frozenset[int] = frozenset()) -> bool:
