@@ -453,8 +453,8 @@ def test_lpt_makespan_rejects_no_jobs_or_no_gpus():
 
 def test_work_extent_and_lpt_order_are_the_rules_floats():
     """The compiled extent is the left-to-right sum and the largest of the chosen jobs' work (0.0 for
-    none), and the compiled LPT order the work sorted in decreasing order, bit for bit, on read-only
-    arrays too."""
+    none), and the LPT order the work sorted in decreasing order, bit for bit, on read-only arrays
+    too."""
     from mlsched.instance.themis_physics import lpt_order, work_extent
 
     rng = np.random.default_rng(13)

@@ -1,7 +1,7 @@
 """The loops of the Themis family that numpy cannot make fast, compiled with numba: the LPT
-makespan of §1.7 step 2, the alive jobs' total and longest work, and work sorted in decreasing
-order (the estimator and the simulator's views ask for them hundreds of thousands of times per
-simulated run, on apps of up to about a thousand one-GPU jobs). Imported by
+makespan of §1.7 step 2 and the alive jobs' total and longest work (the estimator and the
+simulator's views ask for them hundreds of thousands of times per simulated run, on apps of up to
+about a thousand one-GPU jobs). Imported by
 :mod:`mlsched.instance.themis_physics` on the first call of one of them, so that importing the
 family does not import numba, and compiled once per machine (numba's cache).
 
@@ -11,7 +11,7 @@ k longest jobs open the k GPUs and each further job, longest first, joins a leas
 load becomes that load plus the job, one float addition, as in a list schedule by hand. Which of
 several equally loaded GPUs it joins does not change the multiset of loads, hence nor the
 makespan, their maximum. The loads are kept in a binary min-heap. The extent's total is the
-left-to-right sum in job order; the sorted work is the same multiset of floats.
+left-to-right sum in job order.
 """
 
 from __future__ import annotations
@@ -70,8 +70,3 @@ def extent(work: np.ndarray, jobs: np.ndarray) -> tuple[float, float]:   # pragm
             longest = w
     return total, longest
 
-
-@numba.njit(cache=True)
-def descending(work: np.ndarray) -> np.ndarray:   # pragma: no cover - compiled
-    """``work`` sorted in decreasing order (a new array)."""
-    return np.sort(work)[::-1].copy()

@@ -53,13 +53,13 @@ def lpt_makespan(work: Sequence[float] | np.ndarray, k: int, descending: Sequenc
     if descending is not None:
         ordered = np.ascontiguousarray(descending, dtype=float)
     else:   # one GPU sums the work in job order; more take it sorted
-        ordered = jobs if k == 1 else _kernels().descending(jobs)
+        ordered = jobs if k == 1 else lpt_order(jobs)
     return float(_kernels().lpt(jobs, ordered, k))
 
 
 def lpt_order(work: np.ndarray) -> np.ndarray:
-    """The work of one-GPU jobs in the order LPT places them, decreasing (a new array; compiled)."""
-    return _kernels().descending(work)  # type: ignore[no-any-return]
+    """The work of one-GPU jobs in the order LPT places them, decreasing (a new array)."""
+    return -np.sort(-work)
 
 
 def work_extent(work: np.ndarray, jobs: np.ndarray) -> tuple[float, float]:
