@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -701,7 +704,6 @@ def _recorded_auction(name):
     enumeration with machine capacities (as (welfare, GPUs, rows)). Every recorded table has a row
     without GPUs, so the allocations without bidder i are those giving i such a row."""
     import json
-    from pathlib import Path
 
     from mlsched.formulations.themis import log_values
 
@@ -812,3 +814,20 @@ def test_lone_bidder_takes_the_row_the_pruned_table_would_give(seed):
         result = pa_auction([table], offered, group_of=group_of)
         assert result.rows == [best] and result.bundles == [table[best][0]]
         assert result.phi_star == phi[0][best] == result.lp_bound and result.payments == [1.0]
+
+
+def test_numba_is_imported_only_when_a_compiled_loop_runs():
+    """Importing the package and its command line, and a run without the Themis estimator (Gavel's
+    FTF policy), leave numba unimported; the first LPT makespan imports it."""
+    small = Path(__file__).resolve().parents[1] / "instances" / "themis" / "o1-small.json"
+    script = (
+        "import sys, mlsched, mlsched.cli\n"
+        "from mlsched.baselines.gavel_ftf import GavelFTF\n"
+        "from mlsched.sim.event_engine import SimOptions, simulate\n"
+        f"simulate(mlsched.load({str(small)!r}), GavelFTF(), SimOptions(lease=360.0))\n"
+        "print('numba' in sys.modules)\n"
+        "from mlsched.instance.themis_physics import lpt_makespan\n"
+        "lpt_makespan([2.0, 1.0, 1.0], 2)\n"
+        "print('numba' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]

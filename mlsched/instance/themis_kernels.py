@@ -1,9 +1,9 @@
 """The loops of the Themis family that numpy cannot make fast, compiled with numba: the LPT
 makespan of §1.7 step 2 and the alive jobs' total and longest work (the estimator and the
 simulator's views ask for them hundreds of thousands of times per simulated run, on apps of up to
-about a thousand one-GPU jobs). Imported by
-:mod:`mlsched.instance.themis_physics` on the first call of one of them, so that importing the
-family does not import numba, and compiled once per machine (numba's cache).
+about a thousand one-GPU jobs). Imported by :mod:`mlsched.instance.themis_physics` on the first
+call of one of them, so that importing the family does not import numba, and compiled once per
+machine (numba's cache).
 
 The float results are the ones the rules define. LPT: one GPU runs the jobs in turn, the
 left-to-right sum in job order. With k >= n GPUs each job has its own: the longest. Otherwise the
@@ -69,4 +69,3 @@ def extent(work: np.ndarray, jobs: np.ndarray) -> tuple[float, float]:   # pragm
         if w > longest:
             longest = w
     return total, longest
-
