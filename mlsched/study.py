@@ -79,18 +79,21 @@ def study(
     Without ``algorithms``, each instance gets its system's default set less the algorithms that
     cannot run on it (BatchSche without tenant partitions); those are listed with the reason in
     ``df.attrs["skipped"]`` (instance, algorithm, reason). Named ``algorithms`` all run, and one that
-    cannot run raises its error. Interrupting with Ctrl-C returns the rows finished so far with
-    ``df.attrs["interrupted"] = True``.
+    cannot run raises its error. With ``exact``, an instance the system's exact program cannot take
+    stops the study before any run, with the reason. Interrupting with Ctrl-C returns the rows
+    finished so far with ``df.attrs["interrupted"] = True``.
     """
-    items = list(instances)
+    items = [load(item) if isinstance(item, (str, Path)) else item for item in instances]
+    if exact:   # every refusal before any run: a long study is not lost to the last instance
+        for inst in items:
+            refuse_exact(inst, get_system(system, family=inst.family))
     rows: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     interrupted = False
     steps_per_instance = None if algorithms is None else len(algorithms) + int(exact)
     bar = _progress(len(items) * steps_per_instance if steps_per_instance else None, progress)
     try:
-        for item in items:
-            inst = load(item) if isinstance(item, (str, Path)) else item
+        for inst in items:
             sysm = get_system(system, family=inst.family)
             chosen = algorithms or _runnable_defaults(sysm, inst, skipped)
             if bar is not None:
@@ -107,6 +110,13 @@ def study(
     frame.attrs["interrupted"] = interrupted
     frame.attrs["skipped"] = skipped
     return frame
+
+
+def refuse_exact(inst: Instance, sysm: System) -> None:
+    """Raises a UsageError naming why ``sysm``'s exact program cannot take ``inst``, if it cannot."""
+    refusal = sysm.exact_refusal(inst) if sysm.exact_refusal is not None else None
+    if refusal is not None:
+        raise UsageError(f"{refusal}; compare the runs alone with --no-exact (exact=False)")
 
 
 def _runnable_defaults(sysm: System, inst: Instance, skipped: list[dict[str, str]]) -> list[str]:
@@ -129,9 +139,8 @@ def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, v
     runs as MIP starts) and the ratio columns. ``policy_options`` go to the policies that take
     them (:meth:`mlsched.systems.System.policy`); policies that solve programs inside (Dorm) get
     ``time_limit`` as their ``run_budget`` for the whole run unless ``policy_options`` set one."""
-    refusal = sysm.exact_refusal(inst) if exact and sysm.exact_refusal is not None else None
-    if refusal is not None:   # before any run: a long simulation is not lost to a refusal at its end
-        raise UsageError(f"{refusal}; compare the runs alone with --no-exact (exact=False)")
+    if exact:   # before any run: a long simulation is not lost to a refusal at its end
+        refuse_exact(inst, sysm)
     runs = []
     options = {"run_budget": time_limit, **(policy_options or {})}
     for name in algorithms:

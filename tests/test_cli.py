@@ -269,8 +269,10 @@ def test_compare_shows_the_algorithm_running_and_its_slot(capsys):
 
 def test_compare_refuses_an_instance_o1_cannot_take_before_any_run(capsys, monkeypatch):
     """O1 is defined for single-job apps: `compare` on the shipped multi-job W1 slice says so, with
-    the way out, before it simulates anything (a long run is not lost to a refusal at its end);
-    with --no-exact the runs are compared."""
+    the way out, before it simulates anything (a long run is not lost to a refusal at its end), and
+    a study does before its first instance; with --no-exact the runs are compared."""
+    from mlsched.errors import UsageError
+    from mlsched.study import study
     from mlsched.systems import System
 
     inst = ROOT / "instances" / "themis" / "w1-16gpu-first60.json"
@@ -280,6 +282,9 @@ def test_compare_refuses_an_instance_o1_cannot_take_before_any_run(capsys, monke
     assert code == 2 and out == "" and executed == []
     assert "app 'a59' has 1 phase(s) and 2 jobs; O1 (spec §5.6) is defined for single-job apps" in err
     assert "--no-exact" in err
+    with pytest.raises(UsageError, match="defined for single-job apps.*--no-exact"):   # a study: before the first instance
+        study([THEMIS_SMALL, inst], ["themis"], progress=False)
+    assert executed == []
     monkeypatch.undo()
     code, out, _ = cli(capsys, "compare", inst, "--algorithms", "themis", "--no-exact", "--quiet", "--json")
     assert code == 0 and json.loads(out)[0]["algorithm"] == "themis"
