@@ -83,18 +83,18 @@ def study(
     stops the study before any run, with the reason. Interrupting with Ctrl-C returns the rows
     finished so far with ``df.attrs["interrupted"] = True``.
     """
-    items = [load(item) if isinstance(item, (str, Path)) else item for item in instances]
+    loaded = [load(item) if isinstance(item, (str, Path)) else item for item in instances]
+    items = [(inst, get_system(system, family=inst.family)) for inst in loaded]
     if exact:   # every refusal before any run: a long study is not lost to the last instance
-        for inst in items:
-            refuse_exact(inst, get_system(system, family=inst.family))
+        for inst, sysm in items:
+            refuse_exact(inst, sysm)
     rows: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     interrupted = False
     steps_per_instance = None if algorithms is None else len(algorithms) + int(exact)
     bar = _progress(len(items) * steps_per_instance if steps_per_instance else None, progress)
     try:
-        for inst in items:
-            sysm = get_system(system, family=inst.family)
+        for inst, sysm in items:
             chosen = algorithms or _runnable_defaults(sysm, inst, skipped)
             if bar is not None:
                 bar.plan(len(items) * (len(chosen) + int(exact)))
