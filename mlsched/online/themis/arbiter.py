@@ -36,22 +36,35 @@ BOUND_MARGIN = 1e-9       # relative slack on rho_cur bounds before they exclude
 
 
 class RoundApp:
-    """An active app at a round: its bidder, its rho_cur (a number, or how to compute it when the
-    ranking needs it), its start, whether its rho_cur is known to be finite, and optionally how to
-    bound rho_cur cheaply, (lo, hi). Built for every active app at every round: a slotted class
-    that computes rho_cur and its range at most once, when first asked."""
+    """An active app at a round: its bidder (or how to make it, with its unmet demand: only the
+    participants bid), its rho_cur (a number, or how to compute it when the ranking needs it), its
+    start, whether its rho_cur is known to be finite, and optionally how to bound rho_cur cheaply,
+    (lo, hi). Built for every active app at every round: a slotted class that makes the bidder and
+    computes rho_cur and its range at most once, when first asked."""
 
-    __slots__ = ("bidder", "report", "start", "finite", "bounds", "_rho", "_range")
+    __slots__ = ("_bidder", "unmet", "report", "start", "finite", "bounds", "_rho", "_range")
 
-    def __init__(self, bidder: Bidder, report: float | Callable[[], float], start: float, finite: bool = False,
-                 bounds: Callable[[], tuple[float, float]] | None = None) -> None:
-        self.bidder = bidder
+    def __init__(self, bidder: Bidder | Callable[[], Bidder], report: float | Callable[[], float], start: float,
+                 finite: bool = False, bounds: Callable[[], tuple[float, float]] | None = None, *,
+                 unmet: int | None = None) -> None:
+        if isinstance(bidder, Bidder):
+            unmet = bidder.unmet
+        elif unmet is None:
+            raise ValueError("a bidder made on demand needs the app's unmet demand")
+        self._bidder = bidder
+        self.unmet: int = unmet
         self.report = report
         self.start = start
         self.finite = finite
         self.bounds = bounds
         self._rho: float | None = None if callable(report) else report
         self._range: tuple[float, float] | None = None
+
+    @property
+    def bidder(self) -> Bidder:
+        if not isinstance(self._bidder, Bidder):
+            self._bidder = self._bidder()
+        return self._bidder
 
     @property
     def rho_current(self) -> float:
@@ -81,7 +94,7 @@ def participants(apps: Sequence[RoundApp], fairness_knob: float, offered: int) -
     """Indices of the auction's participants (spec §2.5)."""
     if not 0.0 <= fairness_knob <= 1.0:
         raise UsageError(f"the fairness knob f must lie in [0, 1], got {fairness_knob}")
-    candidates = [i for i, a in enumerate(apps) if a.bidder.unmet > 0]
+    candidates = [i for i, a in enumerate(apps) if a.unmet > 0]
     if not candidates or offered == 0:
         return []
     k = max(1, min(math.ceil((1.0 - fairness_knob) * len(apps) - 1e-9), offered))
@@ -149,7 +162,7 @@ def arbiter_round(apps: Sequence[RoundApp], offered: Sequence[int], *, fairness_
     chosen = participants(apps, fairness_knob, len(offered) if cap_participants else len(apps))
     outcome = RoundOutcome(participants=chosen, auction=None)
     leftover = set(offered)
-    unmet = [a.bidder.unmet for a in apps]
+    unmet = [a.unmet for a in apps]
     if chosen:
         run = auction or (lambda bidders, gpus, _: exhaustive_auction(bidders, gpus))
         outcome.auction = run([apps[i].bidder for i in chosen], offered, chosen)
@@ -172,16 +185,16 @@ def _allocate_leftover(outcome: RoundOutcome, leftover: list[int], unfiltered: l
     idle = set()
     open_unfiltered = [i for i in unfiltered if unmet[i] > 0]
     open_participants: list[int] | None = None     # listed at the first fallback
-    for gpu in leftover:
+    for position, gpu in enumerate(leftover):
         pool = open_unfiltered
         if not pool:
             if open_participants is None:
                 open_participants = [i for i in outcome.participants if unmet[i] > 0]
             pool = open_participants
             outcome.fallback_used |= bool(pool)
-        if not pool:
-            idle.add(gpu)
-            continue
+        if not pool:   # both pools only shrink: this GPU and every one after it stay idle
+            idle.update(leftover[position:])
+            break
         winner = pool[int(rng.integers(len(pool)))]
         grants.setdefault(winner, set()).add(gpu)
         unmet[winner] -= 1

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from functools import partial
 
 import numpy as np
 
 from mlsched.errors import UsageError
 from mlsched.formulations.themis import Bidder
+from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import ThemisInstance
 from mlsched.online.themis.arbiter import REALIZATIONS, RoundApp, arbiter_round
 from mlsched.online.themis.bids import AUCTION_MODES, BIDS_MAX, auction_for
@@ -46,6 +46,31 @@ def _never_priced(bundle: frozenset[int]) -> float:
 # Every app without unmet demand at a round: it counts toward N_active but is never ranked, priced
 # nor given GPUs (§2.5, A3), so one shared entry stands for all of them.
 _SATISFIED = RoundApp(Bidder("satisfied", _never_priced, 0), math.inf, math.inf)
+
+
+class _Agent:
+    """An app's agent at one round: its bidder and its estimates of rho_cur (with ``running``, the
+    GPUs it counts as held, A21), as the app reports them (``profile``: a lie, or None for the
+    truth; ``flat``: its rho depends on its GPU count only). Made for every app with unmet demand
+    at every round, its bidder only for the participants."""
+
+    __slots__ = ("view", "topology", "running", "profile", "flat")
+
+    def __init__(self, view: AppView, topology: GpuTopology, running: frozenset[int],
+                 profile: tuple[float, ...] | None, flat: bool) -> None:
+        self.view, self.topology, self.running, self.profile, self.flat = view, topology, running, profile, flat
+
+    def rho(self, bundle: frozenset[int]) -> float:
+        return view_rho(self.view, self.topology, bundle, self.profile, count_only=self.flat)
+
+    def bidder(self) -> Bidder:
+        return Bidder(str(self.view.index), self.rho, self.view.unmet)
+
+    def current(self) -> float:
+        return view_rho(self.view, self.topology, self.running, self.profile, count_only=self.flat)
+
+    def bounds(self) -> tuple[float, float]:
+        return view_rho_bounds(self.view, self.topology, self.running, self.profile, count_only=self.flat)
 
 
 def lie_profile(profile: Sequence[float], factor: float) -> tuple[float, ...]:
@@ -112,14 +137,11 @@ class Themis:
             if not app.unmet:
                 round_apps.append(_SATISFIED)
                 continue
-            profile, flat = self._reported(app), self._count_only(app)
-            bidder = Bidder(str(app.index), partial(view_rho, app, topology, profile=profile, count_only=flat), app.unmet)
             running = app.expired if self.current_rho == "running" else frozenset()
+            agent = _Agent(app, topology, running, self._reported(app), self._count_only(app))
             finite = surely_finite(app, running)
-            round_apps.append(RoundApp(bidder, partial(view_rho, app, topology, running, profile, count_only=flat),
-                                       app.start, finite,
-                                       partial(view_rho_bounds, app, topology, running, profile, count_only=flat)
-                                       if finite else None))
+            round_apps.append(RoundApp(agent.bidder, agent.current, app.start, finite, agent.bounds if finite else None,
+                                       unmet=app.unmet))
         run = auction_for(self.auction_mode, self.instance.topology, lambda i: self._count_only(view.apps[i]),
                           bids_max=self.bids_max)
         with solver_threads(self.solver_threads):

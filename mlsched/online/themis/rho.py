@@ -312,4 +312,5 @@ def view_rho_bounds(view: AppView, topology: GpuTopology, bundle: frozenset[int]
 def surely_finite(view: AppView, bundle: frozenset[int] = frozenset()) -> bool:
     """Whether rho_i(H_i U bundle) is finite without computing it: some GPU, and a positive speed on
     every GPU type (then every job's rate is positive)."""
-    return bool(view.holdings or bundle) and all(v > 0 for v in view.app.speed_of.values())
+    speeds = view.app.speed_of
+    return bool(view.holdings or bundle) and (not speeds or all(v > 0 for v in speeds.values()))
