@@ -17,7 +17,7 @@ from mlsched.instance.generators.themis import generate_themis
 from mlsched.online.themis import policy as themis_policy
 from mlsched.online.themis.arbiter import RoundApp, arbiter_round, participants
 from mlsched.online.themis.policy import Themis, count_only, lie_profile
-from mlsched.online.themis.rho import App, Phase, _in_waves, _shape, estimate, rho, view_rho, view_rho_bounds
+from mlsched.online.themis.rho import App, Phase, _in_waves, _shape, _waves_rate, estimate, rho, view_rho, view_rho_bounds
 from mlsched.sim.event_engine import SimOptions, simulate
 
 # one rack; machine 0 holds GPU 0, machine 1 holds GPUs 1 and 2 in one slot
@@ -138,7 +138,7 @@ class ComparingThemis(Themis):
                 size = int(self.draw.integers(0, len(view.free) + 1))
                 bundle = frozenset(self.draw.choice(view.free, size=size, replace=False).tolist()) if size else frozenset()
                 gpus = app.holdings | bundle
-                if kept is not None and gpus and _shape(app, gpus, topology, flat) in kept[1]:
+                if kept is not None and gpus and _shape(gpus, flat, _waves_rate(app, gpus, topology)) in kept[1]:
                     self.kept_hits += 1
                 self.waves += _in_waves(app, len(gpus))
                 plain = rho(estimate(app, profile), sorted(gpus), topology)

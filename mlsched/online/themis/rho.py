@@ -216,15 +216,20 @@ def _in_waves(view: AppView, k: int) -> bool:
     return 0 < k < len(view.current_caps) and k < _later_jobs(view)[0]
 
 
-def _shape(view: AppView, gpus: frozenset[int], topology: GpuTopology, count_only: bool) -> object:
+def _waves_rate(view: AppView, gpus: frozenset[int], topology: GpuTopology) -> float | None:
+    """The speed of the slowest GPU type of ``gpus`` when every phase runs in LPT waves on them
+    (:func:`_in_waves`), else None."""
+    return speed(view.app.speed_of, gpus, topology) if _in_waves(view, len(gpus)) else None
+
+
+def _shape(gpus: frozenset[int], count_only: bool, waves_rate: float | None) -> object:
     """What the app's time left under ``gpus`` depends on beyond its work: the GPU count for a
-    count-only app; the count and the slowest type's speed in LPT waves (:func:`_in_waves`); else
-    the GPU set."""
-    k = len(gpus)
+    count-only app; the count and the slowest type's speed in LPT waves (``waves_rate``,
+    :func:`_waves_rate`); else the GPU set."""
     if count_only:
-        return k
-    if _in_waves(view, k):
-        return "waves", k, speed(view.app.speed_of, gpus, topology)
+        return len(gpus)
+    if waves_rate is not None:
+        return "waves", len(gpus), waves_rate
     return gpus
 
 
@@ -270,12 +275,13 @@ def view_rho(view: AppView, topology: GpuTopology, bundle: frozenset[int] = froz
     key = ("rho", gpus, reported)
     value = view.memo.get(key)
     if value is None:
+        rate = _waves_rate(view, gpus, topology)
         times = _kept_times(view, reported)
-        shape = _shape(view, gpus, topology, count_only)
+        shape = _shape(gpus, count_only, rate)
         spent = times.get(shape)
         if spent is None:
-            spent = times[shape] = (_waves_time(view, len(gpus), speed(view.app.speed_of, gpus, topology))
-                                    if _in_waves(view, len(gpus)) else time_left(estimate(view, profile), sorted(gpus), topology))
+            spent = times[shape] = (_waves_time(view, len(gpus), rate) if rate is not None
+                                    else time_left(estimate(view, profile), sorted(gpus), topology))
         value = view.memo[key] = (view.elapsed + spent) / view.t_id
     return value  # type: ignore[return-value]
 
@@ -299,10 +305,10 @@ def view_rho_bounds(view: AppView, topology: GpuTopology, bundle: frozenset[int]
         return known, known
     if not (0 < k < jobs and k < fewest_later):   # not every phase in waves (:func:`_in_waves`)
         return rho_bounds(estimate(view, profile), sorted(gpus), topology)
-    if _shape(view, gpus, topology, count_only) in _kept_times(view, reported):
+    rate = speed(view.app.speed_of, gpus, topology)
+    if _shape(gpus, count_only, rate) in _kept_times(view, reported):
         known = view_rho(view, topology, bundle, profile, count_only=count_only)
         return known, known
-    rate = speed(view.app.speed_of, gpus, topology)
     total, longest = view.current_extent
     return _bounds(view.elapsed, view.t_id, [waves_bounds(total, longest, jobs, k, rate), *(
         waves_bounds(later_total, later_longest, later_jobs, k, rate)
