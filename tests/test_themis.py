@@ -475,6 +475,48 @@ def test_work_extent_and_lpt_order_are_the_rules_floats():
         assert ordered.tolist() == sorted(work.tolist(), reverse=True) and ordered.flags.writeable
 
 
+def test_progress_and_soonest_completion_are_the_numpy_rules_floats():
+    """The compiled step of the running jobs gives numpy's elementwise floats bit for bit (the
+    simulator's step before it was compiled): the soonest completion, the remaining work after
+    running to t, with and without restart overhead, jobs done by t to rounding or within their
+    tolerance, the other slots untouched; on no job too."""
+    from mlsched.instance.themis_physics import progress, soonest_completion
+
+    rng = np.random.default_rng(17)
+    finished = partial = edge = 0
+    for trial in range(3000):
+        n = int(rng.integers(1, 60))
+        size = int(rng.integers(0, n + 1))
+        remaining = rng.random(n) * 10.0 ** rng.uniform(-3, 6, n)
+        slots = rng.choice(n, size, replace=False).astype(np.int64)
+        rate = rng.uniform(0.05, 8.0, size)
+        now = float(rng.uniform(0, 1e6))
+        resume = now + rng.uniform(-100, 100, size)
+        finish_below = remaining[slots] * rng.choice([0.0, 1e-9, 0.5], size)
+        for overhead in (False, True):
+            begin = np.maximum(resume, now) if overhead else now
+            done_at = np.divide(remaining[slots], rate)
+            done_at += begin
+            soonest = float(np.minimum.reduce(done_at, initial=math.inf))
+            assert soonest_completion(remaining, slots, rate, resume, now, overhead) == soonest
+            if size and trial % 3:   # a job's completion, or just under it: at the edge of the rounding tolerance
+                t = float(rng.choice(done_at)) / (1 + 1e-12 if trial % 3 == 2 else 1.0)
+            else:
+                t = now + float(rng.uniform(0, 200))
+            ran = np.minimum(np.maximum(t - begin, 0.0), t - now) if overhead else t - now
+            after = np.where(done_at <= t * (1 + 1e-12), 0.0, np.maximum(remaining[slots] - rate * ran, 0.0))
+            work = remaining.copy()
+            done = progress(work, slots, rate, resume, finish_below, now, t, overhead)
+            assert done.tolist() == slots[after <= finish_below].tolist()
+            assert work[slots].tobytes() == after.tobytes()
+            others = np.setdiff1d(np.arange(n), slots)
+            assert work[others].tobytes() == remaining[others].tobytes()
+            edge += int((done_at == t * (1 + 1e-12)).sum())
+            finished += int((after == 0.0).sum())
+            partial += int((after > 0.0).sum())
+    assert finished > 1000 and partial > 1000 and edge > 10
+
+
 def test_waves_bounds_hold_the_float_makespan():
     """The LPT bounds hold the float makespan itself (no tolerance), with the total summed by numpy
     (pairwise), left to right (the simulator's views) or exactly rounded, equal works included; and
@@ -817,17 +859,16 @@ def test_lone_bidder_takes_the_row_the_pruned_table_would_give(seed):
 
 
 def test_numba_is_imported_only_when_a_compiled_loop_runs():
-    """Importing the package and its command line, and a run without the Themis estimator (Gavel's
-    FTF policy), leave numba unimported; the first LPT makespan imports it."""
+    """Importing the package, its command line, the simulator and a policy, and loading an
+    instance, leave numba unimported; the first simulated step imports it."""
     small = Path(__file__).resolve().parents[1] / "instances" / "themis" / "o1-small.json"
     script = (
         "import sys, mlsched, mlsched.cli\n"
         "from mlsched.baselines.gavel_ftf import GavelFTF\n"
         "from mlsched.sim.event_engine import SimOptions, simulate\n"
-        f"simulate(mlsched.load({str(small)!r}), GavelFTF(), SimOptions(lease=360.0))\n"
+        f"instance = mlsched.load({str(small)!r})\n"
         "print('numba' in sys.modules)\n"
-        "from mlsched.instance.themis_physics import lpt_makespan\n"
-        "lpt_makespan([2.0, 1.0, 1.0], 2)\n"
+        "simulate(instance, GavelFTF(), SimOptions(lease=360.0))\n"
         "print('numba' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True"]

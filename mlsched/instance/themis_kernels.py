@@ -69,3 +69,44 @@ def extent(work: np.ndarray, jobs: np.ndarray) -> tuple[float, float]:   # pragm
         if w > longest:
             longest = w
     return total, longest
+
+
+@numba.njit(cache=True)
+def soonest(remaining: np.ndarray, slots: np.ndarray, rate: np.ndarray, resume: np.ndarray, now: float,
+            overhead: bool) -> float:   # pragma: no cover - compiled
+    """The least of remaining[slots] / rate + begin over the running jobs, begin = max(resume, now)
+    with a restart overhead, else now; +inf for no job."""
+    least = np.inf
+    for i in range(slots.shape[0]):
+        begin = max(resume[i], now) if overhead else now
+        done = remaining[slots[i]] / rate[i] + begin
+        if done < least:
+            least = done
+    return least
+
+
+@numba.njit(cache=True)
+def advance(remaining: np.ndarray, slots: np.ndarray, rate: np.ndarray, resume: np.ndarray,
+            finish_below: np.ndarray, now: float, t: float, overhead: bool) -> np.ndarray:   # pragma: no cover - compiled
+    """Runs the jobs in ``slots`` from now to t, remaining work updated in place: a job whose
+    remaining / rate + begin (as :func:`soonest`) is at most t (1 + 1e-12) is done (0.0), the others
+    lose rate x (the time they ran: min(max(t - begin, 0), t - now) with a restart overhead, else
+    t - now), at least 0.0. Returns the slots, in order, whose work is then at most finish_below."""
+    dt = t - now
+    horizon = t * (1 + 1e-12)
+    done = np.empty(slots.shape[0], np.int64)
+    count = 0
+    for i in range(slots.shape[0]):
+        slot = slots[i]
+        begin = max(resume[i], now) if overhead else now
+        left = remaining[slot]
+        if left / rate[i] + begin <= horizon:
+            left = 0.0
+        else:
+            ran = min(max(t - begin, 0.0), dt) if overhead else dt
+            left = max(left - rate[i] * ran, 0.0)
+        remaining[slot] = left
+        if left <= finish_below[i]:
+            done[count] = slot
+            count += 1
+    return done[:count]

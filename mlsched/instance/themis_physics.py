@@ -67,6 +67,23 @@ def work_extent(work: np.ndarray, jobs: np.ndarray) -> tuple[float, float]:
     return _kernels().extent(work, jobs)  # type: ignore[no-any-return]
 
 
+def soonest_completion(remaining: np.ndarray, slots: np.ndarray, rate: np.ndarray, resume: np.ndarray, now: float,
+                       overhead: bool) -> float:
+    """When the first of the running jobs ``slots`` completes its remaining work (eq. 1: each
+    progresses at its rate from now, or, with a restart overhead, from its resume time if later);
+    +inf for no job (compiled)."""
+    return _kernels().soonest(remaining, slots, rate, resume, now, overhead)  # type: ignore[no-any-return]
+
+
+def progress(remaining: np.ndarray, slots: np.ndarray, rate: np.ndarray, resume: np.ndarray,
+             finish_below: np.ndarray, now: float, t: float, overhead: bool) -> np.ndarray:
+    """Runs the jobs ``slots`` from now to t, their remaining work updated in place (eq. 1, as
+    :func:`soonest_completion`): a job whose completion falls by t (1 + 1e-12) is done, the others
+    lose their rate times the time they ran, at least down to 0. Returns the slots (in order) whose
+    remaining work is then at most ``finish_below`` (compiled)."""
+    return _kernels().advance(remaining, slots, rate, resume, finish_below, now, t, overhead)  # type: ignore[no-any-return]
+
+
 @lru_cache(maxsize=1)
 def _kernels() -> ModuleType:
     """The compiled loops, imported (and numba with them) on the first call."""

@@ -37,7 +37,8 @@ import numpy as np
 from mlsched.errors import MlschedError
 from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import ThemisApp, ThemisInstance
-from mlsched.instance.themis_physics import assign, slowdown, speed, split, work_extent
+from mlsched.instance.themis_physics import (assign, progress, slowdown, soonest_completion, speed, split,
+                                             work_extent)
 from mlsched.sim.event_check import assert_valid_run
 from mlsched.sim.themis_run import DONE_TOLERANCE, Holding, JobInterval, SimOptions, ThemisRun
 
@@ -143,18 +144,6 @@ class EventPolicy(Protocol):
 
     def round(self, view: RoundView) -> dict[int, frozenset[int]]:
         """Grants of free GPUs: app index -> GPUs, disjoint, within each app's unmet demand."""
-
-
-class _Running(NamedTuple):
-    """The running jobs (their slots) at one time: rate, remaining work, the time they progress
-    from, when they would be done, and the remaining work below which they count as done."""
-
-    slots: np.ndarray
-    rate: np.ndarray
-    remaining: np.ndarray
-    begin: np.ndarray | float       # now, without restart overhead
-    done_at: np.ndarray
-    finish_below: np.ndarray
 
 
 class _RunningSlots(NamedTuple):
@@ -359,16 +348,17 @@ class EventEngine:
         order = list(self.instance.arrival_order)
         next_arrival = 0
         while next_arrival < len(order) or self.active:
-            running = self._running()
+            slots, rate, resume, _ = self.running.arrays()
             t_next = min(self.instance.apps[order[next_arrival]].arrival if next_arrival < len(order) else math.inf,
                          self.expiries[0][0] if self.expiries else math.inf,
-                         float(np.minimum.reduce(running.done_at, initial=math.inf)))
+                         soonest_completion(self.arrays.remaining, slots, rate, resume, self.now,
+                                            self.options.restart_overhead > 0))
             if not math.isfinite(t_next):
                 raise MlschedError(f"{self.policy.name}: simulation stalled at t = {self.now:.1f} s with "
                                    f"{len(self.active)} apps unfinished and {len(self.free)} free GPUs")
             if t_next > self.options.max_time:
                 raise MlschedError(f"{self.policy.name}: apps still running at max_time = {self.options.max_time} s")
-            touched = self._completions(self._advance(t_next, running))
+            touched = self._completions(self._advance(t_next))
             touched |= self._expiries()
             while next_arrival < len(order) and self.instance.apps[order[next_arrival]].arrival <= self.now:
                 self._arrive(order[next_arrival])
@@ -383,35 +373,20 @@ class EventEngine:
                          holdings=self.holdings, jobs=self.job_log, rounds=self.rounds, round_seconds=self.round_seconds,
                          stats=getattr(self.policy, "stats", {}))
 
-    def _running(self) -> _Running:
-        """The running jobs as they run from now on, each job's completion time included. Only jobs
-        with a positive rate progress; the others' remaining work and completion (+inf) stay."""
-        slots, rate, resume, finish_below = self.running.arrays()
-        remaining = self.arrays.remaining[slots]
-        # without restart overhead a job resumes when it starts, by now: max(resume, now) = now
-        begin = np.maximum(resume, self.now) if self.options.restart_overhead else self.now
-        done_at = np.divide(remaining, rate)
-        done_at += begin
-        return _Running(slots, rate, remaining, begin, done_at, finish_below)
-
-    def _advance(self, t: float, running: _Running) -> np.ndarray:
-        """Every job runs to time t (``running``: :meth:`_running` at the current time); returns the
-        slots of the jobs done by then (within DONE_TOLERANCE of their work)."""
+    def _advance(self, t: float) -> np.ndarray:
+        """Every running job runs to time t; returns the slots of the jobs done by then (within
+        DONE_TOLERANCE of their work, or completing by t to rounding)."""
         dt = t - self.now
-        slots = running.slots
-        if not self.options.restart_overhead:   # begin = now: min(max(t - now, 0), dt) = dt
-            progress = running.rate * dt
-        else:
-            progress = running.rate * np.minimum(np.maximum(t - running.begin, 0.0), dt)
-        remaining = np.where(running.done_at <= t * (1 + 1e-12), 0.0, np.maximum(running.remaining - progress, 0.0))
-        self.arrays.remaining[slots] = remaining
+        slots, rate, resume, finish_below = self.running.arrays()
+        done = progress(self.arrays.remaining, slots, rate, resume, finish_below, self.now, t,
+                        self.options.restart_overhead > 0)
         for a in self.holders:
             s = self.states[a]
             s.service += len(s.holdings) * dt
             s.work_moved()
         self.cum_active += len(self.active) * dt
         self.now = t
-        return slots[remaining <= running.finish_below]
+        return done
 
     def _arrive(self, a: int) -> None:
         s = self.states[a]
