@@ -1,9 +1,10 @@
 """The loops of the Themis family that numpy cannot make fast, compiled with numba: the LPT
 makespan of §1.7 step 2 and the alive jobs' total and longest work (the estimator and the
 simulator's views ask for them hundreds of thousands of times per simulated run, on apps of up to
-about a thousand one-GPU jobs). Imported by :mod:`mlsched.instance.themis_physics` on the first
-call of one of them, so that importing the family does not import numba, and compiled once per
-machine (numba's cache).
+about a thousand one-GPU jobs), and the simulator's step of the running jobs (eq. 1, at every
+event, on a few dozen jobs, where numpy's cost per call outweighed its work). Imported by
+:mod:`mlsched.instance.themis_physics` on the first call of one of them, so that importing the
+family does not import numba, and compiled once per machine (numba's cache).
 
 The float results are the ones the rules define. LPT: one GPU runs the jobs in turn, the
 left-to-right sum in job order. With k >= n GPUs each job has its own: the longest. Otherwise the
@@ -11,7 +12,8 @@ k longest jobs open the k GPUs and each further job, longest first, joins a leas
 load becomes that load plus the job, one float addition, as in a list schedule by hand. Which of
 several equally loaded GPUs it joins does not change the multiset of loads, hence nor the
 makespan, their maximum. The loads are kept in a binary min-heap. The extent's total is the
-left-to-right sum in job order.
+left-to-right sum in job order. The step does per job the operations numpy did elementwise, in the
+same order, each rounded once (no fast-math: nothing is fused or reordered).
 """
 
 from __future__ import annotations

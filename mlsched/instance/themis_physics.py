@@ -10,7 +10,9 @@ rules to make its guess, but a run is never executed or checked with the estimat
   the machine with the most remaining GPUs of the set, spilling within the same rack first (step 3);
 - slowdown: S_j = s[level(G_j)] of the app's placement profile;
 - speed: on a heterogeneous cluster, the app's lowest speed among the GPU types of G_j (1 on an
-  untyped cluster or for an app without speeds); job j progresses at |G_j| speed_j / S_j.
+  untyped cluster or for an app without speeds); job j progresses at |G_j| speed_j / S_j;
+- soonest_completion and progress: the running jobs' next completion, and their work after running
+  to a later time at those rates (eq. 1), the simulator's step between events.
 """
 
 from __future__ import annotations
