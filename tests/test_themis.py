@@ -706,8 +706,9 @@ def test_phi_star_from_the_lp_guided_start_equals_the_best_allocation(seed):
     usage = capacity_usage(program, len(sizes))
     offsets = np.cumsum([0, *sizes])[:-1]
     welfare = _FixedWelfare(program, sizes)
-    assert welfare._multipliers(None)   # the LP is solved
-    rows = welfare._lp_greedy()
+    relaxation = welfare._relaxation(None)
+    assert relaxation is not None   # the LP is solved
+    rows = welfare._lp_greedy(relaxation.x)
     assert rows is not None and len(rows) == len(tables) and all(0 <= b < size for b, size in zip(rows, sizes))
     assert (usage[offsets + np.array(rows)].sum(axis=0) <= program.row_upper[len(sizes):]).all()
     best = max(sum(phi[i][b] for i, b in enumerate(choice))

@@ -61,13 +61,15 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 
 from mlsched.errors import MlschedError, UsageError
+from mlsched.formulations.themis_cliques import SUPPORT, ConflictGraph
 from mlsched.formulations.themis_machine_dp import machine_dp
-from mlsched.solve import ArrayProgram, Built, SolveReport, Status, load_arrays, solve_arrays
+from mlsched.solve import EXACT_REL_GAP, ArrayProgram, Built, SolveReport, Status, load_arrays, solve_arrays
 
 RHO_CAP_FLOOR = 1e4
 AUCTION_SOLVES = ("fixed", "persistent", "fresh")
 TIE_GRID = 2.0 ** -34   # about 5.8e-11: the grid of the fewest-GPU re-solve's welfare threshold
 FIXING_MARGIN = 1e-6   # relative slack of the reduced-cost test against rounding in the LP duals
+MAX_CUT_ROUNDS = 20   # LP solves per program in the clique-cut loop of the default path
 RETRY_MIP_FEASIBILITY = 1e-9   # HiGHS's mip_feasibility_tolerance (default 1e-6) when an auction program is solved again
 
 
@@ -246,37 +248,31 @@ def capacity_usage(program: ArrayProgram, bidders: int) -> np.ndarray:
     return matrix[bidders:].T.toarray()
 
 
+def lagrangian_bound(phi: np.ndarray, usage: np.ndarray, capacity: np.ndarray, sizes: Sequence[int],
+                     capacity_dual: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """The parts of the Lagrangian bound of the module docstring with multipliers ``capacity_dual``
+    (one per capacity row, >= 0; ``usage``: each column's units of every capacity row, as from
+    :func:`capacity_usage`; ``phi``: the columns' values): the reduced value r_j of every column,
+    each bidder's best M_i = max_b r_ib and u.C. Without bidder i the bound is u.C + sum_{j != i} M_j."""
+    reduced = phi - usage @ capacity_dual
+    best = np.maximum.reduceat(reduced, np.cumsum([0, *sizes])[:-1])
+    return reduced, best, float(capacity_dual @ capacity)
+
+
 def lagrangian_keep(program: ArrayProgram, usage: np.ndarray, sizes: Sequence[int], capacity_dual: np.ndarray,
                     incumbent: float, skip: int | None = None, margin: float = FIXING_MARGIN) -> np.ndarray:
     """Columns of (P-PF) that can be in an allocation worth at least ``incumbent`` (bidder ``skip``
-    left out), by the Lagrangian bound of the module docstring with multipliers
-    ``capacity_dual`` (one per capacity row, >= 0; ``usage`` from :func:`capacity_usage`):
-    column j of bidder i is dropped when U - (M_i - r_j) < incumbent - margin max(1, |incumbent|)."""
-    bidders = len(sizes)
-    reduced = program.cost - usage @ capacity_dual
+    left out), by :func:`lagrangian_bound`: column j of bidder i is dropped when
+    U - (M_i - r_j) < incumbent - margin max(1, |incumbent|)."""
+    reduced, best, priced = lagrangian_bound(program.cost, usage, program.row_upper[len(sizes):], sizes, capacity_dual)
     offsets = np.cumsum([0, *sizes])
-    best = np.maximum.reduceat(reduced, offsets[:-1])
     if skip is not None:
         best[skip] = 0.0
-    bound = float(capacity_dual @ program.row_upper[bidders:] + best.sum())
-    owner = np.repeat(np.arange(bidders), sizes)
-    keep = bound - (best[owner] - reduced) >= incumbent - margin * max(1.0, abs(incumbent))
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    keep = priced + best.sum() - (best[owner] - reduced) >= incumbent - margin * max(1.0, abs(incumbent))
     if skip is not None:
         keep[offsets[skip]:offsets[skip + 1]] = False
     return keep
-
-
-def lp_multipliers(lp: Any, bidders: int) -> list[np.ndarray]:
-    """Candidate multipliers for the capacity rows from the HiGHS LP ``lp`` (solved here): its row
-    duals in either sign convention, clipped at 0 (any multipliers >= 0 give a valid bound); none
-    when the LP is not solved."""
-    import highspy
-
-    lp.run()
-    if lp.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        return []
-    dual = np.array(lp.getSolution().row_dual)[bidders:]
-    return [np.maximum(dual, 0.0), np.maximum(-dual, 0.0)]
 
 
 def _columns(program: ArrayProgram, keep: np.ndarray) -> ArrayProgram:
@@ -288,12 +284,28 @@ def _columns(program: ArrayProgram, keep: np.ndarray) -> ArrayProgram:
                    a_value=program.a_value[entries])
 
 
+@dataclass
+class _Relaxation:
+    """The LP relaxation of (P-PF) with the auction's clique cuts, solved: its value, solution and
+    the multipliers of its capacity and clique rows (both sign conventions of the duals, clipped at 0)."""
+
+    value: float
+    x: np.ndarray
+    multipliers: list[np.ndarray]
+
+
 class _FixedWelfare:
-    """Phi* and each Phi*_{-i} on (P-PF) without the columns that reduced-cost fixing proves absent
-    from every allocation at least as good as a known one (module docstring): the LP relaxation
-    (one persistent HiGHS LP; bidder i left out by its one-row constraint set to 0) gives the
-    multipliers, the known allocation is improved by single-bidder moves, and the smaller integer
-    program is solved from it (without presolve and feasibility jump, as :class:`_WelfareModel`)."""
+    """Phi* and each Phi*_{-i} by the LP relaxation of (P-PF) strengthened with clique cuts
+    (:mod:`mlsched.formulations.themis_cliques`), one persistent HiGHS LP per auction (bidder i
+    left out by its one-row constraint set to 0; the cuts found for one program stay for the next,
+    being valid in all). A known allocation (the PF allocation less i; for Phi*, a greedy
+    allocation in order of the LP's values), improved by single-bidder moves, or the LP's own
+    solution when it is an allocation, is optimal when it meets the LP bound within
+    ``EXACT_REL_GAP`` (the standard of a proven optimum here); its value is then the optimum.
+    Otherwise the integer program less the columns reduced-cost fixing rules out (module
+    docstring; the clique rows are capacity rows of capacity 1 there), with the clique rows, is
+    solved from the best known allocation by HiGHS (without presolve and feasibility jump, as
+    :class:`_WelfareModel`). ``settled`` counts the values settled each way ("lp", "milp")."""
 
     def __init__(self, program: ArrayProgram, sizes: Sequence[int]) -> None:
         self.program, self.sizes = program, sizes
@@ -301,6 +313,11 @@ class _FixedWelfare:
         self.usage = capacity_usage(program, len(sizes))
         self.owner = np.repeat(np.arange(len(sizes)), sizes)
         self.offsets = np.cumsum([0, *sizes])[:-1]
+        self.capacity = program.row_upper[len(sizes):]
+        self.graph = ConflictGraph(self.usage, self.capacity, self.owner)
+        self.cliques: list[np.ndarray] = []   # the clique rows of the LP, after its capacity rows, in order
+        self.settled = Counter[str]()
+        self.prices: list[tuple[np.ndarray, float]] = []   # (M_i per bidder, u.C) of Phi*'s relaxation
 
     def improve(self, rows: Sequence[int], skip: int | None = None) -> list[int]:
         """The allocation ``rows`` (bidder ``skip`` left out) improved by single-bidder moves, the
@@ -311,7 +328,7 @@ class _FixedWelfare:
         active = self.owner != skip
         others = np.arange(len(rows)) != skip
         while True:
-            free = self.program.row_upper[len(rows):] - self.usage[columns[others]].sum(axis=0)
+            free = self.capacity - self.usage[columns[others]].sum(axis=0)
             fits = np.all(self.usage <= free + self.usage[columns[self.owner]], axis=1) & active
             gain = np.where(fits, self.program.cost - self.program.cost[columns[self.owner]], 0.0)
             best = int(np.argmax(gain))
@@ -320,14 +337,51 @@ class _FixedWelfare:
             j = int(self.owner[best])
             rows[j], columns[j] = best - int(self.offsets[j]), best
 
-    def _multipliers(self, skip: int | None) -> list[np.ndarray]:
-        if skip is None:
-            return lp_multipliers(self.lp, len(self.sizes))
-        self.lp.changeRowBounds(skip, 0.0, 0.0)
+    def _relaxation(self, skip: int | None) -> _Relaxation | None:
+        """The LP relaxation (bidder ``skip`` left out) with the clique cuts its solutions violate
+        added, round after round (at most MAX_CUT_ROUNDS solves); None when the LP is not solved."""
+        import highspy
+
+        if skip is not None:
+            self.lp.changeRowBounds(skip, 0.0, 0.0)
         try:
-            return lp_multipliers(self.lp, len(self.sizes))
+            for round_ in range(MAX_CUT_ROUNDS):
+                self.lp.run()
+                if self.lp.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+                    return None
+                x = np.asarray(self.lp.getSolution().col_value)
+                cliques = self.graph.violated_cliques(x, self.program.cost) if round_ < MAX_CUT_ROUNDS - 1 else []
+                if not cliques:
+                    break
+                for clique in cliques:
+                    self.lp.addRow(-highspy.kHighsInf, 1.0, len(clique), clique.astype(np.int32), np.ones(len(clique)))
+                self.cliques += cliques
+            dual = np.asarray(self.lp.getSolution().row_dual)[len(self.sizes):]
+            return _Relaxation(float(self.lp.getInfo().objective_function_value), x,
+                               [np.maximum(dual, 0.0), np.maximum(-dual, 0.0)])
         finally:
-            self.lp.changeRowBounds(skip, 1.0, 1.0)
+            if skip is not None:
+                self.lp.changeRowBounds(skip, 1.0, 1.0)
+
+    def _clique_usage(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every column's units of each capacity and clique row (dense), and those rows' capacities."""
+        member = np.zeros((len(self.owner), len(self.cliques)))
+        for row, clique in enumerate(self.cliques):
+            member[clique, row] = 1.0
+        return np.hstack([self.usage, member]), np.concatenate([self.capacity, np.ones(len(self.cliques))])
+
+    def _with_cliques(self) -> tuple[ArrayProgram, np.ndarray]:
+        """(P-PF) with the clique rows after its capacity rows, and :meth:`_clique_usage`'s units."""
+        rows = sp.csr_matrix((np.ones(sum(map(len, self.cliques))),
+                              np.concatenate([np.zeros(0, dtype=np.int64), *self.cliques]),
+                              np.cumsum([0, *map(len, self.cliques)])), shape=(len(self.cliques), len(self.owner)))
+        p = self.program
+        matrix = sp.vstack([sp.csc_matrix((p.a_value, p.a_index, p.a_start), shape=(len(p.row_lower), len(p.cost))),
+                            rows]).tocsc()
+        program = replace(p, row_lower=np.concatenate([p.row_lower, np.full(len(self.cliques), -np.inf)]),
+                          row_upper=np.concatenate([p.row_upper, np.ones(len(self.cliques))]),
+                          a_start=matrix.indptr, a_index=matrix.indices, a_value=matrix.data)
+        return program, self._clique_usage()[0]
 
     def _empty(self) -> list[int] | None:
         """Every bidder's first row that uses nothing, when each has one."""
@@ -335,13 +389,12 @@ class _FixedWelfare:
                  for start, size in zip(self.offsets, self.sizes)]
         return [int(e[0]) for e in empty] if all(len(e) for e in empty) else None
 
-    def _lp_greedy(self) -> list[int] | None:
-        """An allocation guided by the solved LP relaxation of the whole auction: columns by
-        decreasing LP value (ties: the higher phi), each taken when its bidder has no row yet and
-        it fits the capacity left; None when some bidder is left without a row (it has none that
-        fits, e.g. no row that uses nothing)."""
-        value = np.asarray(self.lp.getSolution().col_value)
-        free = self.program.row_upper[len(self.sizes):].copy()
+    def _lp_greedy(self, value: np.ndarray) -> list[int] | None:
+        """An allocation guided by the LP solution ``value``: columns by decreasing LP value (ties:
+        the higher phi), each taken when its bidder has no row yet and it fits the capacity left;
+        None when some bidder is left without a row (it has none that fits, e.g. no row that uses
+        nothing)."""
+        free = self.capacity.copy()
         rows: list[int | None] = [None] * len(self.sizes)
         left = len(rows)
         for column in np.lexsort((-self.program.cost, -value)).tolist():
@@ -353,27 +406,66 @@ class _FixedWelfare:
                     return rows
         return None
 
+    def _allocation(self, x: np.ndarray, skip: int | None) -> np.ndarray | None:
+        """The LP solution ``x`` as an allocation (one column per bidder, none for ``skip``, every
+        capacity kept), when it is one within SUPPORT."""
+        y = np.round(x)
+        if np.abs(x - y).max(initial=0.0) > SUPPORT:
+            return None
+        chosen = np.add.reduceat(y, self.offsets)
+        wanted = np.ones(len(self.sizes))
+        if skip is not None:
+            wanted[skip] = 0.0
+        if not np.array_equal(chosen, wanted) or np.any(self.usage.T @ y > self.capacity):
+            return None
+        return y
+
+    def _proven(self, start: np.ndarray, bound: float) -> bool:
+        """Whether the allocation ``start`` meets the upper ``bound`` within EXACT_REL_GAP."""
+        return float(self.program.cost @ start) >= bound - EXACT_REL_GAP * max(1.0, abs(bound))
+
+    def _bound_without(self, skip: int) -> float:
+        """An upper bound on Phi*_{-skip} from the multipliers of Phi*'s relaxation (no LP solve):
+        u.C + sum_{j != skip} M_j (:func:`lagrangian_bound`), the least over both conventions;
+        +inf before Phi*'s relaxation is solved."""
+        return min((priced + best.sum() - best[skip] for best, priced in self.prices), default=math.inf)
+
     def optimum(self, rows: Sequence[int] | None = None, skip: int | None = None) -> float:
         """Phi* (``skip`` None) or Phi*_{-skip}, from the feasible allocation ``rows`` (default:
         :meth:`_lp_greedy` for Phi*; :meth:`_empty` without bidder ``skip`` or when the LP is not
-        solved)."""
-        multipliers = self._multipliers(skip)
-        if rows is None:
-            rows = self._lp_greedy() if multipliers and skip is None else self._empty()
+        solved). Without bidder ``skip``, the start is first held against :meth:`_bound_without`."""
+        start = None if rows is None else _indicator(self.sizes, self.improve(rows, skip), skip=skip)
+        if start is not None and skip is not None and self._proven(start, self._bound_without(skip)):
+            self.settled["prices"] += 1
+            return float(self.program.cost @ start)
+        relaxation = self._relaxation(skip)
+        if relaxation is not None:
+            usage, capacity = self._clique_usage()
+            self.prices += [lagrangian_bound(self.program.cost, usage, capacity, self.sizes, u)[1:]
+                            for u in relaxation.multipliers]
+        if start is None:
+            rows = self._lp_greedy(relaxation.x) if relaxation is not None and skip is None else self._empty()
+            start = None if rows is None else _indicator(self.sizes, self.improve(rows, skip), skip=skip)
+        if relaxation is not None:
+            solution = self._allocation(relaxation.x, skip)
+            if solution is not None and (start is None or self.program.cost @ solution > self.program.cost @ start):
+                start = solution
+            if start is not None and self._proven(start, relaxation.value):
+                self.settled["lp"] += 1
+                return float(self.program.cost @ start)
+        program, usage = self._with_cliques()
         keep = self.owner != skip
-        start = None
-        if rows is not None:
-            start = _indicator(self.sizes, self.improve(rows, skip), skip=skip)
-            for dual in multipliers:
-                keep &= lagrangian_keep(self.program, self.usage, self.sizes, dual, float(self.program.cost @ start),
-                                        skip=skip)
+        if start is not None:
+            for dual in [] if relaxation is None else relaxation.multipliers:
+                keep &= lagrangian_keep(program, usage, self.sizes, dual, float(self.program.cost @ start), skip=skip)
             keep |= start > 0.5   # the start stays feasible whatever the rounding of the bound
-        lower, upper = self.program.row_lower.copy(), self.program.row_upper.copy()
+        lower, upper = program.row_lower.copy(), program.row_upper.copy()
         if skip is not None:
             lower[skip] = upper[skip] = 0.0
-        reduced = replace(_columns(self.program, keep), row_lower=lower, row_upper=upper)
+        reduced = replace(_columns(program, keep), row_lower=lower, row_upper=upper)
         report = _proven(reduced, "PF auction program not solved", start=None if start is None else start[keep],
                          mip_heuristic_run_feasibility_jump=False)
+        self.settled["milp"] += 1
         return float(report.objective)
 
 
