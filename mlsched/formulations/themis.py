@@ -17,7 +17,9 @@ sum_i sum_b |b ∩ m| y_ib <= free_m; concrete GPUs are assigned after the solve
 The auction solves the program through HiGHS's direct interface (:func:`pf_arrays`, spec §2.3
 speed guidance); :func:`build_pf` is the same program in Pyomo, for inspection, model export and
 the cross-check in the tests. By default (``solves="fixed"``) Phi* and each Phi*_{-i} come from
-(P-PF) (without bidder i) less the columns that reduced-cost fixing rules out;
+the LP relaxation of (P-PF) (without bidder i) strengthened by clique and rounding cuts
+(:mod:`mlsched.formulations.themis_cuts`) when its bound proves a known allocation optimal, and
+otherwise from (P-PF) with those cuts less the columns that reduced-cost fixing rules out;
 ``solves="persistent"`` takes them on one persistent HiGHS model per auction (bidder i left out by
 its one-row constraint set to 0), and building and solving a fresh program for each
 (``solves="fresh"``) is the original path, kept as the oracle.
@@ -35,7 +37,10 @@ Phi*_{-i} unchanged. The test drops a column only below I - 1e-6 max(1, |I|) (ro
 in the sums cannot drop a needed one) and always keeps the start's own columns. Any u >= 0 is
 valid; u is the capacity rows' duals of the LP relaxation without bidder i (either sign
 convention, clipped at 0; both give valid bounds, and a column either one rules out is dropped),
-which makes U the LP bound for the right convention.
+which makes U the LP bound for the right convention. Valid cuts (sum_b g_b y_b <= h for every
+allocation) enter the same way as capacity rows of capacity h, their duals as further
+multipliers. The bound U alone, with the multipliers of any relaxation already solved in the
+auction, settles Phi*_{-i} when it meets the start within EXACT_REL_GAP (no LP solved for i).
 
 The optimum Phi* maximises the Nash social welfare prod_i v_i. Among optimal allocations the one
 with the fewest GPUs is taken by a second solve (minimize sum |b| y_ib with sum phi y >= Phi* -
@@ -61,7 +66,7 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 
 from mlsched.errors import MlschedError, UsageError
-from mlsched.formulations.themis_cliques import SUPPORT, ConflictGraph
+from mlsched.formulations.themis_cuts import SUPPORT, ConflictGraph, Cut, rounding_cuts
 from mlsched.formulations.themis_machine_dp import machine_dp
 from mlsched.solve import EXACT_REL_GAP, ArrayProgram, Built, SolveReport, Status, load_arrays, solve_arrays
 
@@ -69,7 +74,7 @@ RHO_CAP_FLOOR = 1e4
 AUCTION_SOLVES = ("fixed", "persistent", "fresh")
 TIE_GRID = 2.0 ** -34   # about 5.8e-11: the grid of the fewest-GPU re-solve's welfare threshold
 FIXING_MARGIN = 1e-6   # relative slack of the reduced-cost test against rounding in the LP duals
-MAX_CUT_ROUNDS = 20   # LP solves per program in the clique-cut loop of the default path
+MAX_CUT_ROUNDS = 20   # LP solves per program in the cut loop of the default path
 RETRY_MIP_FEASIBILITY = 1e-9   # HiGHS's mip_feasibility_tolerance (default 1e-6) when an auction program is solved again
 
 
@@ -284,10 +289,16 @@ def _columns(program: ArrayProgram, keep: np.ndarray) -> ArrayProgram:
                    a_value=program.a_value[entries])
 
 
+def _meets(value: float, bound: float) -> bool:
+    """Whether an allocation worth ``value`` meets the upper ``bound`` on its program's optimum
+    within EXACT_REL_GAP (then it is optimal, by the standard of a proven optimum here)."""
+    return value >= bound - EXACT_REL_GAP * max(1.0, abs(bound))
+
+
 @dataclass
 class _Relaxation:
-    """The LP relaxation of (P-PF) with the auction's clique cuts, solved: its value, solution and
-    the multipliers of its capacity and clique rows (both sign conventions of the duals, clipped at 0)."""
+    """The LP relaxation of (P-PF) with the auction's cuts, solved: its value, solution and the
+    multipliers of its capacity and cut rows (both sign conventions of the duals, clipped at 0)."""
 
     value: float
     x: np.ndarray
@@ -295,17 +306,19 @@ class _Relaxation:
 
 
 class _FixedWelfare:
-    """Phi* and each Phi*_{-i} by the LP relaxation of (P-PF) strengthened with clique cuts
-    (:mod:`mlsched.formulations.themis_cliques`), one persistent HiGHS LP per auction (bidder i
+    """Phi* and each Phi*_{-i} by the LP relaxation of (P-PF) strengthened with clique and rounding
+    cuts (:mod:`mlsched.formulations.themis_cuts`), one persistent HiGHS LP per auction (bidder i
     left out by its one-row constraint set to 0; the cuts found for one program stay for the next,
     being valid in all). A known allocation (the PF allocation less i; for Phi*, a greedy
     allocation in order of the LP's values), improved by single-bidder moves, or the LP's own
-    solution when it is an allocation, is optimal when it meets the LP bound within
-    ``EXACT_REL_GAP`` (the standard of a proven optimum here); its value is then the optimum.
-    Otherwise the integer program less the columns reduced-cost fixing rules out (module
-    docstring; the clique rows are capacity rows of capacity 1 there), with the clique rows, is
-    solved from the best known allocation by HiGHS (without presolve and feasibility jump, as
-    :class:`_WelfareModel`). ``settled`` counts the values settled each way ("lp", "milp")."""
+    solution when it is an allocation, is optimal when it meets an upper bound within
+    ``EXACT_REL_GAP`` (:func:`_meets`, the standard of a proven optimum here), and its value is
+    then the optimum: first the Lagrangian bound with the multipliers of the relaxations already
+    solved (:meth:`_bound_without`), then the LP bound. Otherwise the integer program with the
+    cut rows, less the columns reduced-cost fixing rules out (module docstring), is solved from
+    the best known allocation by HiGHS (without presolve and feasibility jump, as
+    :class:`_WelfareModel`). ``settled`` counts the values settled each way ("prices", "lp",
+    "milp")."""
 
     def __init__(self, program: ArrayProgram, sizes: Sequence[int]) -> None:
         self.program, self.sizes = program, sizes
@@ -315,9 +328,9 @@ class _FixedWelfare:
         self.offsets = np.cumsum([0, *sizes])[:-1]
         self.capacity = program.row_upper[len(sizes):]
         self.graph = ConflictGraph(self.usage, self.capacity, self.owner)
-        self.cliques: list[np.ndarray] = []   # the clique rows of the LP, after its capacity rows, in order
+        self.cuts: list[Cut] = []   # the cut rows of the LP, after its capacity rows, in order
         self.settled = Counter[str]()
-        self.prices: list[tuple[np.ndarray, float]] = []   # (M_i per bidder, u.C) of Phi*'s relaxation
+        self.prices: list[tuple[np.ndarray, float]] = []   # (M_i per bidder, u.C) of each relaxation solved
 
     def improve(self, rows: Sequence[int], skip: int | None = None) -> list[int]:
         """The allocation ``rows`` (bidder ``skip`` left out) improved by single-bidder moves, the
@@ -337,9 +350,10 @@ class _FixedWelfare:
             j = int(self.owner[best])
             rows[j], columns[j] = best - int(self.offsets[j]), best
 
-    def _relaxation(self, skip: int | None) -> _Relaxation | None:
-        """The LP relaxation (bidder ``skip`` left out) with the clique cuts its solutions violate
-        added, round after round (at most MAX_CUT_ROUNDS solves); None when the LP is not solved."""
+    def _relaxation(self, skip: int | None, incumbent: float = -math.inf) -> _Relaxation | None:
+        """The LP relaxation (bidder ``skip`` left out) with the cuts its solutions violate
+        added, round after round (at most MAX_CUT_ROUNDS solves, fewer once its value proves an
+        allocation worth ``incumbent`` optimal); None when the LP is not solved."""
         import highspy
 
         if skip is not None:
@@ -350,38 +364,46 @@ class _FixedWelfare:
                 if self.lp.getModelStatus() != highspy.HighsModelStatus.kOptimal:
                     return None
                 x = np.asarray(self.lp.getSolution().col_value)
-                cliques = self.graph.violated_cliques(x, self.program.cost) if round_ < MAX_CUT_ROUNDS - 1 else []
-                if not cliques:
+                value = float(self.lp.getInfo().objective_function_value)
+                if _meets(incumbent, value) or round_ == MAX_CUT_ROUNDS - 1:
                     break
-                for clique in cliques:
-                    self.lp.addRow(-highspy.kHighsInf, 1.0, len(clique), clique.astype(np.int32), np.ones(len(clique)))
-                self.cliques += cliques
+                cliques = self.graph.violated_cliques(x, self.program.cost)
+                cuts = [Cut(clique, np.ones(len(clique)), 1.0) for clique in cliques]
+                cuts += rounding_cuts(x, self.usage, self.capacity)
+                if not cuts:
+                    break
+                for cut in cuts:
+                    self.lp.addRow(-highspy.kHighsInf, cut.rhs, len(cut.columns), cut.columns.astype(np.int32),
+                                   cut.values)
+                self.cuts += cuts
             dual = np.asarray(self.lp.getSolution().row_dual)[len(self.sizes):]
-            return _Relaxation(float(self.lp.getInfo().objective_function_value), x,
-                               [np.maximum(dual, 0.0), np.maximum(-dual, 0.0)])
+            return _Relaxation(value, x, [np.maximum(dual, 0.0), np.maximum(-dual, 0.0)])
         finally:
             if skip is not None:
                 self.lp.changeRowBounds(skip, 1.0, 1.0)
 
-    def _clique_usage(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every column's units of each capacity and clique row (dense), and those rows' capacities."""
-        member = np.zeros((len(self.owner), len(self.cliques)))
-        for row, clique in enumerate(self.cliques):
-            member[clique, row] = 1.0
-        return np.hstack([self.usage, member]), np.concatenate([self.capacity, np.ones(len(self.cliques))])
+    def _cut_rows(self) -> sp.csr_matrix:
+        """The cut rows' coefficients, one row per cut."""
+        return sp.csr_matrix((np.concatenate([np.zeros(0), *(cut.values for cut in self.cuts)]),
+                              np.concatenate([np.zeros(0, dtype=np.int64), *(cut.columns for cut in self.cuts)]),
+                              np.cumsum([0, *(len(cut.columns) for cut in self.cuts)])),
+                             shape=(len(self.cuts), len(self.owner)))
 
-    def _with_cliques(self) -> tuple[ArrayProgram, np.ndarray]:
-        """(P-PF) with the clique rows after its capacity rows, and :meth:`_clique_usage`'s units."""
-        rows = sp.csr_matrix((np.ones(sum(map(len, self.cliques))),
-                              np.concatenate([np.zeros(0, dtype=np.int64), *self.cliques]),
-                              np.cumsum([0, *map(len, self.cliques)])), shape=(len(self.cliques), len(self.owner)))
+    def _cut_usage(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every column's units of each capacity and cut row (dense), and those rows' right-hand sides."""
+        return (np.hstack([self.usage, self._cut_rows().T.toarray()]),
+                np.concatenate([self.capacity, [cut.rhs for cut in self.cuts]]))
+
+    def _with_cuts(self) -> tuple[ArrayProgram, np.ndarray]:
+        """(P-PF) with the cut rows after its capacity rows, and :meth:`_cut_usage`'s units."""
         p = self.program
         matrix = sp.vstack([sp.csc_matrix((p.a_value, p.a_index, p.a_start), shape=(len(p.row_lower), len(p.cost))),
-                            rows]).tocsc()
-        program = replace(p, row_lower=np.concatenate([p.row_lower, np.full(len(self.cliques), -np.inf)]),
-                          row_upper=np.concatenate([p.row_upper, np.ones(len(self.cliques))]),
+                            self._cut_rows()]).tocsc()
+        usage, rhs = self._cut_usage()
+        program = replace(p, row_lower=np.concatenate([p.row_lower, np.full(len(self.cuts), -np.inf)]),
+                          row_upper=np.concatenate([p.row_upper, rhs[len(self.capacity):]]),
                           a_start=matrix.indptr, a_index=matrix.indices, a_value=matrix.data)
-        return program, self._clique_usage()[0]
+        return program, usage
 
     def _empty(self) -> list[int] | None:
         """Every bidder's first row that uses nothing, when each has one."""
@@ -420,14 +442,10 @@ class _FixedWelfare:
             return None
         return y
 
-    def _proven(self, start: np.ndarray, bound: float) -> bool:
-        """Whether the allocation ``start`` meets the upper ``bound`` within EXACT_REL_GAP."""
-        return float(self.program.cost @ start) >= bound - EXACT_REL_GAP * max(1.0, abs(bound))
-
     def _bound_without(self, skip: int) -> float:
-        """An upper bound on Phi*_{-skip} from the multipliers of Phi*'s relaxation (no LP solve):
-        u.C + sum_{j != skip} M_j (:func:`lagrangian_bound`), the least over both conventions;
-        +inf before Phi*'s relaxation is solved."""
+        """An upper bound on Phi*_{-skip} from the multipliers of every relaxation solved so far (no
+        LP solve): u.C + sum_{j != skip} M_j (:func:`lagrangian_bound`), the least over them; +inf
+        before any is solved."""
         return min((priced + best.sum() - best[skip] for best, priced in self.prices), default=math.inf)
 
     def optimum(self, rows: Sequence[int] | None = None, skip: int | None = None) -> float:
@@ -435,12 +453,13 @@ class _FixedWelfare:
         :meth:`_lp_greedy` for Phi*; :meth:`_empty` without bidder ``skip`` or when the LP is not
         solved). Without bidder ``skip``, the start is first held against :meth:`_bound_without`."""
         start = None if rows is None else _indicator(self.sizes, self.improve(rows, skip), skip=skip)
-        if start is not None and skip is not None and self._proven(start, self._bound_without(skip)):
+        known = -math.inf if start is None else float(self.program.cost @ start)
+        if skip is not None and _meets(known, self._bound_without(skip)):
             self.settled["prices"] += 1
             return float(self.program.cost @ start)
-        relaxation = self._relaxation(skip)
+        relaxation = self._relaxation(skip, known)
         if relaxation is not None:
-            usage, capacity = self._clique_usage()
+            usage, capacity = self._cut_usage()
             self.prices += [lagrangian_bound(self.program.cost, usage, capacity, self.sizes, u)[1:]
                             for u in relaxation.multipliers]
         if start is None:
@@ -450,10 +469,10 @@ class _FixedWelfare:
             solution = self._allocation(relaxation.x, skip)
             if solution is not None and (start is None or self.program.cost @ solution > self.program.cost @ start):
                 start = solution
-            if start is not None and self._proven(start, relaxation.value):
+            if start is not None and _meets(float(self.program.cost @ start), relaxation.value):
                 self.settled["lp"] += 1
                 return float(self.program.cost @ start)
-        program, usage = self._with_cliques()
+        program, usage = self._with_cuts()
         keep = self.owner != skip
         if start is not None:
             for dual in [] if relaxation is None else relaxation.multipliers:

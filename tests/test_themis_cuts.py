@@ -1,5 +1,6 @@
-"""Clique cuts of the PA auction's program and the default path's ways of settling Phi* and each
-Phi*_{-i} (mlsched/formulations/themis_cliques.py, themis._FixedWelfare), against brute force."""
+"""Clique and rounding cuts of the PA auction's program and the default path's ways of settling
+Phi* and each Phi*_{-i} (mlsched/formulations/themis_cuts.py, themis._FixedWelfare), against brute
+force."""
 
 from __future__ import annotations
 
@@ -7,19 +8,22 @@ import itertools
 import math
 from collections import Counter
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from mlsched.formulations.themis import _FixedWelfare, capacity_usage, log_values, pf_arrays
-from mlsched.formulations.themis_cliques import ConflictGraph
+from mlsched.solve import load_arrays
+from mlsched.formulations.themis_cuts import CUT_VIOLATION, ConflictGraph, _breakpoints, rounding_cuts
 
 
 def _machine_tables(seed: int, bidders: int = 5, rows: int = 5):
-    """Canonical-style bid tables on four machines (2, 2, 4 and 4 GPUs): each bidder has the empty
+    """Canonical-style bid tables on four machines (2, 3, 4 and 5 GPUs): each bidder has the empty
     bundle and ``rows`` bundles of one or two machines (whole machines often, so that the LP
     relaxation splits bidders over machines), with random rho."""
     rng = np.random.default_rng(seed)
-    capacity = (2, 2, 4, 4)
+    capacity = (2, 3, 4, 5)
     gpus = [list(range(sum(capacity[:m]), sum(capacity[:m + 1]))) for m in range(len(capacity))]
     group_of = {g: m for m, machine in enumerate(gpus) for g in machine}
     tables = []
@@ -27,8 +31,8 @@ def _machine_tables(seed: int, bidders: int = 5, rows: int = 5):
         table = [(frozenset(), float(rng.uniform(2.0, 8.0)))]
         for _ in range(rows):
             machines = rng.choice(len(capacity), size=int(rng.integers(1, 3)), replace=False)
-            bundle = frozenset(g for m in machines
-                               for g in gpus[m][:capacity[m] if rng.random() < 0.6 else int(rng.integers(1, capacity[m] + 1))])
+            counts = [capacity[m] if rng.random() < 0.6 else int(rng.integers(1, capacity[m] + 1)) for m in machines]
+            bundle = frozenset(g for m, count in zip(machines, counts) for g in gpus[m][:count])
             table.append((bundle, float(rng.uniform(0.2, 2.0))))
         tables.append(table)
     return tables, sorted(group_of), group_of
@@ -67,31 +71,88 @@ def test_conflicts_are_the_pairs_of_columns_no_allocation_takes_together(seed):
     assert expected.sum() > 0
 
 
-def test_clique_cuts_hold_for_every_allocation_and_tighten_the_lp():
-    """Every cut the default path adds is a clique of the conflict graph that no allocation takes
-    twice; the LP bound with the cuts lies between the optimum and the bound without them; and the
-    cuts are not vacuous: over these seeds some are found and some close part of the gap."""
-    found = tightened = 0
+def test_cuts_hold_for_every_allocation_and_tighten_the_lp():
+    """Every cut the default path adds (cliques and rounding cuts) holds for every allocation; each
+    clique is a maximal clique of the conflict graph; the LP bound with the cuts lies between the
+    optimum and the bound without them; and the cuts are not vacuous: over these seeds both kinds
+    are found and they close part of the gap."""
+    kinds = Counter()
+    tightened = 0
     for seed in range(12):
         program, sizes = _program(seed)
         allocations = _allocations(program, sizes)
         best = max(math.fsum(program.cost[list(a)]) for a in allocations)
         welfare = _FixedWelfare(program, sizes)
-        plain = _FixedWelfare(program, sizes)
-        plain.graph.violated_cliques = lambda x, phi: []   # the LP without cuts
-        bound, without_cuts = welfare._relaxation(None).value, plain._relaxation(None).value
+        separated = welfare.graph.violated_cliques
+        cliques = []
+
+        def recorded(x, phi, separated=separated, cliques=cliques):
+            found = separated(x, phi)
+            cliques.extend(found)
+            return found
+
+        welfare.graph.violated_cliques = recorded
+        bound = welfare._relaxation(None).value
+        plain = load_arrays(replace(program, integer=False), presolve=False)   # the LP without cuts
+        plain.run()
+        without_cuts = plain.getInfo().objective_function_value
         assert best - 1e-9 <= bound <= without_cuts + 1e-9
         tightened += bound < without_cuts - 1e-9
+        chosen = np.zeros((len(allocations), len(program.cost)))
+        for row, allocation in enumerate(allocations):
+            chosen[row, list(allocation)] = 1.0
+        for cut in welfare.cuts:
+            assert (chosen[:, cut.columns] @ cut.values <= cut.rhs + 1e-12).all()
         everyone = np.arange(len(program.cost))
-        for clique in welfare.cliques:
+        for clique in cliques:
             conflict = welfare.graph.among(clique, clique)
             assert conflict[~np.eye(len(clique), dtype=bool)].all()
-            members = set(clique.tolist())
-            assert all(len(members.intersection(a)) <= 1 for a in allocations)
             outside = np.setdiff1d(everyone, clique)   # maximal: no other column conflicts with all members
             assert not welfare.graph.among(clique, outside).all(axis=0).any()
-        found += len(welfare.cliques)
-    assert found > 0 and tightened > 0
+        kinds["clique"] += len(cliques)
+        kinds["rounding"] += len(welfare.cuts) - len(cliques)
+    assert kinds["clique"] > 0 and kinds["rounding"] > 0 and tightened > 0, (kinds, tightened)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rounding_cuts_are_the_most_violated_chvatal_gomory_cuts_of_each_capacity_row(seed):
+    """Against every multiplier j / a (a up to the row's capacity): each returned cut is the rounded
+    row for its multiplier, holds for every allocation, is violated by more than CUT_VIOLATION, and
+    no multiplier violates that row more; rows with no returned cut have no violated multiplier."""
+    program, sizes = _program(seed)
+    usage = capacity_usage(program, len(sizes))
+    capacity = program.row_upper[len(sizes):]
+    allocations = _allocations(program, sizes)
+    x = np.random.default_rng(seed).random(len(program.cost)) * 0.6
+    found = rounding_cuts(x, usage, capacity)
+    violations = {}
+    for k, cap in enumerate(capacity.astype(int)):
+        rows = []
+        for a in range(2, cap + 1):
+            for j in range(1, a):
+                values = np.array([(j * int(u)) // a for u in usage[:, k]], dtype=float)
+                rows.append((float(x @ values) - (j * cap) // a, values, float((j * cap) // a)))
+        violations[k] = rows
+    matched = 0
+    for cut in found:
+        full = np.zeros(len(program.cost))
+        full[cut.columns] = cut.values
+        candidates = [(v, k) for k, rows in violations.items() for v, values, rhs in rows
+                      if np.array_equal(values, full) and rhs == cut.rhs]
+        assert candidates
+        violation, k = max(candidates)
+        assert violation > CUT_VIOLATION
+        assert violation >= max(v for v, _, _ in violations[k]) - 1e-12
+        for allocation in allocations:
+            assert full[list(allocation)].sum() <= cut.rhs
+        matched += 1
+    assert matched == len(found)
+    assert len(found) == sum(1 for rows in violations.values() if max(v for v, _, _ in rows) > CUT_VIOLATION)
+
+
+def test_breakpoints_are_the_fractions_below_one():
+    assert _breakpoints(4) == [1 / 4, 1 / 3, 1 / 2, 2 / 3, 3 / 4]
+    assert _breakpoints(1) == []
 
 
 def test_phi_star_and_every_phi_without_equal_the_brute_force_whichever_way_they_are_settled():
