@@ -147,7 +147,7 @@ def _themis_auction(case: tuple[list[Bidder], list[int]]) -> tuple[Answers, floa
     highs = solve(built)
     verified = solve(themis.build_pf(tables, themis.log_values(tables), offered), verify=True)
     truth, truth_without = bruteforce.themis_pf([b.rho for b in bidders], [b.unmet for b in bidders], offered)
-    auction = themis.pa_auction(tables, offered, lp_bound=False)   # the default path (machine DP or reduced-cost fixing)
+    auction = themis.pa_auction(tables, offered, lp_bound=False)   # the default path (machine DP or the LP relaxation with cuts)
     persistent = themis.pa_auction(tables, offered, lp_bound=False, solves="persistent")
     fresh = themis.pa_auction(tables, offered, lp_bound=False, solves="fresh")   # the original path, the oracle
     units, capacity = themis.usage_matrices(tables, themis.table_usage(tables, None), Counter(offered))

@@ -329,6 +329,8 @@ class _FixedWelfare:
         self.capacity = program.row_upper[len(sizes):]
         self.graph = ConflictGraph(self.usage, self.capacity, self.owner)
         self.cuts: list[Cut] = []   # the cut rows of the LP, after its capacity rows, in order
+        self.units = self.usage     # each column's units of every capacity and cut row
+        self.limits = self.capacity   # those rows' right-hand sides
         self.settled = Counter[str]()
         self.prices: list[tuple[np.ndarray, float]] = []   # (M_i per bidder, u.C) of each relaxation solved
 
@@ -372,38 +374,34 @@ class _FixedWelfare:
                 cuts += rounding_cuts(x, self.usage, self.capacity)
                 if not cuts:
                     break
-                for cut in cuts:
-                    self.lp.addRow(-highspy.kHighsInf, cut.rhs, len(cut.columns), cut.columns.astype(np.int32),
-                                   cut.values)
-                self.cuts += cuts
+                self._add(cuts)
             dual = np.asarray(self.lp.getSolution().row_dual)[len(self.sizes):]
             return _Relaxation(value, x, [np.maximum(dual, 0.0), np.maximum(-dual, 0.0)])
         finally:
             if skip is not None:
                 self.lp.changeRowBounds(skip, 1.0, 1.0)
 
-    def _cut_rows(self) -> sp.csr_matrix:
-        """The cut rows' coefficients, one row per cut."""
-        return sp.csr_matrix((np.concatenate([np.zeros(0), *(cut.values for cut in self.cuts)]),
-                              np.concatenate([np.zeros(0, dtype=np.int64), *(cut.columns for cut in self.cuts)]),
-                              np.cumsum([0, *(len(cut.columns) for cut in self.cuts)])),
-                             shape=(len(self.cuts), len(self.owner)))
+    def _add(self, cuts: list[Cut]) -> None:
+        """``cuts`` as rows of the LP and columns of :attr:`units` (their right-hand sides in :attr:`limits`)."""
+        import highspy
 
-    def _cut_usage(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every column's units of each capacity and cut row (dense), and those rows' right-hand sides."""
-        return (np.hstack([self.usage, self._cut_rows().T.toarray()]),
-                np.concatenate([self.capacity, [cut.rhs for cut in self.cuts]]))
+        for cut in cuts:
+            self.lp.addRow(-highspy.kHighsInf, cut.rhs, len(cut.columns), cut.columns.astype(np.int32), cut.values)
+        added = np.zeros((len(self.owner), len(cuts)))
+        for column, cut in enumerate(cuts):
+            added[cut.columns, column] = cut.values
+        self.units = np.hstack([self.units, added])
+        self.limits = np.concatenate([self.limits, [cut.rhs for cut in cuts]])
+        self.cuts += cuts
 
-    def _with_cuts(self) -> tuple[ArrayProgram, np.ndarray]:
-        """(P-PF) with the cut rows after its capacity rows, and :meth:`_cut_usage`'s units."""
+    def _with_cuts(self) -> ArrayProgram:
+        """(P-PF) with the cut rows after its capacity rows."""
         p = self.program
         matrix = sp.vstack([sp.csc_matrix((p.a_value, p.a_index, p.a_start), shape=(len(p.row_lower), len(p.cost))),
-                            self._cut_rows()]).tocsc()
-        usage, rhs = self._cut_usage()
-        program = replace(p, row_lower=np.concatenate([p.row_lower, np.full(len(self.cuts), -np.inf)]),
-                          row_upper=np.concatenate([p.row_upper, rhs[len(self.capacity):]]),
-                          a_start=matrix.indptr, a_index=matrix.indices, a_value=matrix.data)
-        return program, usage
+                            sp.csr_matrix(self.units[:, len(self.capacity):].T)]).tocsc()
+        return replace(p, row_lower=np.concatenate([p.row_lower, np.full(len(self.cuts), -np.inf)]),
+                       row_upper=np.concatenate([p.row_upper, self.limits[len(self.capacity):]]),
+                       a_start=matrix.indptr, a_index=matrix.indices, a_value=matrix.data)
 
     def _empty(self) -> list[int] | None:
         """Every bidder's first row that uses nothing, when each has one."""
@@ -459,8 +457,7 @@ class _FixedWelfare:
             return float(self.program.cost @ start)
         relaxation = self._relaxation(skip, known)
         if relaxation is not None:
-            usage, capacity = self._cut_usage()
-            self.prices += [lagrangian_bound(self.program.cost, usage, capacity, self.sizes, u)[1:]
+            self.prices += [lagrangian_bound(self.program.cost, self.units, self.limits, self.sizes, u)[1:]
                             for u in relaxation.multipliers]
         if start is None:
             rows = self._lp_greedy(relaxation.x) if relaxation is not None and skip is None else self._empty()
@@ -472,11 +469,11 @@ class _FixedWelfare:
             if start is not None and _meets(float(self.program.cost @ start), relaxation.value):
                 self.settled["lp"] += 1
                 return float(self.program.cost @ start)
-        program, usage = self._with_cuts()
+        program = self._with_cuts()
         keep = self.owner != skip
         if start is not None:
             for dual in [] if relaxation is None else relaxation.multipliers:
-                keep &= lagrangian_keep(program, usage, self.sizes, dual, float(self.program.cost @ start), skip=skip)
+                keep &= lagrangian_keep(program, self.units, self.sizes, dual, float(self.program.cost @ start), skip=skip)
             keep |= start > 0.5   # the start stays feasible whatever the rounding of the bound
         lower, upper = program.row_lower.copy(), program.row_upper.copy()
         if skip is not None:
