@@ -343,12 +343,14 @@ class _FixedWelfare:
         active = self.owner != skip
         others = np.arange(len(rows)) != skip
         while True:
+            better = np.flatnonzero((self.program.cost - self.program.cost[columns[self.owner]] > 1e-12) & active)
+            held = columns[self.owner[better]]   # the row each candidate would replace
             free = self.capacity - self.usage[columns[others]].sum(axis=0)
-            fits = np.all(self.usage <= free + self.usage[columns[self.owner]], axis=1) & active
-            gain = np.where(fits, self.program.cost - self.program.cost[columns[self.owner]], 0.0)
-            best = int(np.argmax(gain))
-            if gain[best] <= 1e-12:
+            fits = np.all(self.usage[better] <= free + self.usage[held], axis=1)
+            gain = np.where(fits, self.program.cost[better] - self.program.cost[held], 0.0)
+            if not fits.any():
                 return rows
+            best = int(better[np.argmax(gain)])   # the first of the best moves, in column order
             j = int(self.owner[best])
             rows[j], columns[j] = best - int(self.offsets[j]), best
 
