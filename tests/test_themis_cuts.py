@@ -151,8 +151,8 @@ def test_rounding_cuts_are_the_most_violated_chvatal_gomory_cuts_of_each_capacit
 
 
 def test_breakpoints_are_the_fractions_below_one():
-    assert _breakpoints(4) == [1 / 4, 1 / 3, 1 / 2, 2 / 3, 3 / 4]
-    assert _breakpoints(1) == []
+    assert _breakpoints(4) == (1 / 4, 1 / 3, 1 / 2, 2 / 3, 3 / 4)
+    assert _breakpoints(1) == ()
 
 
 def test_phi_star_and_every_phi_without_equal_the_brute_force_whichever_way_they_are_settled():

@@ -456,7 +456,7 @@ class _FixedWelfare:
         known = -math.inf if start is None else float(self.program.cost @ start)
         if skip is not None and _meets(known, self._bound_without(skip)):
             self.settled["prices"] += 1
-            return float(self.program.cost @ start)
+            return known
         relaxation = self._relaxation(skip, known)
         if relaxation is not None:
             self.prices += [lagrangian_bound(self.program.cost, self.units, self.limits, self.sizes, u)[1:]

@@ -45,6 +45,7 @@ about 100 bundles among about 1,100 columns).
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -68,10 +69,11 @@ def rounding_cuts(x: np.ndarray, usage: np.ndarray, capacity: np.ndarray) -> lis
     docstring), lam over the breakpoints j / a of the floors (1 <= j < a <= C_k); ``usage``: each
     column's units of every capacity row."""
     support = np.flatnonzero(x > SUPPORT)
+    weights, units = x[support], usage[support]
     best = np.full(len(capacity), CUT_VIOLATION)
     chosen: list[float | None] = [None] * len(capacity)
     for lam in _breakpoints(int(capacity.max(initial=0))):
-        lhs = x[support] @ np.floor(lam * usage[support] + ROUNDING)
+        lhs = weights @ np.floor(lam * units + ROUNDING)
         violation = lhs - np.floor(lam * capacity + ROUNDING)
         better = violation > best
         best[better] = violation[better]
@@ -86,9 +88,11 @@ def rounding_cuts(x: np.ndarray, usage: np.ndarray, capacity: np.ndarray) -> lis
     return cuts
 
 
-def _breakpoints(largest: int) -> list[float]:
-    """The distinct fractions j / a in (0, 1) with a <= ``largest``, in increasing order."""
-    return [float(f) for f in sorted({Fraction(j, a) for a in range(2, largest + 1) for j in range(1, a)})]
+@lru_cache(maxsize=None)
+def _breakpoints(largest: int) -> tuple[float, ...]:
+    """The distinct fractions j / a in (0, 1) with a <= ``largest``, in increasing order (one
+    tuple per capacity, kept: every LP round of every auction asks for it)."""
+    return tuple(float(f) for f in sorted({Fraction(j, a) for a in range(2, largest + 1) for j in range(1, a)}))
 
 
 class ConflictGraph:
