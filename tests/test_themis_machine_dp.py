@@ -144,6 +144,56 @@ def test_dp_beyond_the_caps_is_declined():
     assert machine_dp(wide_phi, *_dense(wide_usage, Counter({0: 1})), state_cap=1) is None   # 41 candidates > 1 x 32
 
 
+
+def _declining_instance(rng: np.random.Generator):
+    """4-7 bidders of 1-9 rows, or 30-70 with probability 1/3 (more than the DP builds per state),
+    on 2-3 capacity rows of 2-4 units; a bidder's row that uses nothing is missing with probability
+    1/4 (the DP's states then need not grow)."""
+    capacity = Counter({k: int(rng.integers(2, 5)) for k in range(int(rng.integers(2, 4)))})
+    phi, usage = [], []
+    for _ in range(int(rng.integers(4, 8))):
+        rows = [Counter({k: int(rng.integers(0, c + 1)) for k, c in capacity.items()}) for _ in range(int(rng.integers(30, 71) if rng.random() < 1 / 3 else rng.integers(1, 10)))]
+        if rng.random() < 0.75:
+            rows[0] = Counter()
+        usage.append([+row for row in rows])
+        phi.append([-float(rng.integers(0, 20)) / 4 for _ in rows])
+    return phi, usage, capacity
+
+
+def test_early_decline_equals_the_stage_by_stage_caps(monkeypatch):
+    """Declining before a later stage is built (``_largest_later``) changes no answer: on random
+    auctions and caps the DP answers (None or the same values and allocation) as it does with the
+    shortcut off, and the shortcut does decline some of them early."""
+    rng = np.random.default_rng(7)
+    cases = [(*_declining_instance(rng), int(rng.integers(1, 40))) for _ in range(400)]
+    built = {"on": 0, "off": 0}
+    extend = themis_machine_dp.Stage.extend
+
+    def answers(mode):
+        def counted(self, *args, **kwargs):
+            built[mode] += 1
+            return extend(self, *args, **kwargs)
+        monkeypatch.setattr(themis_machine_dp.Stage, "extend", counted)
+        out = []
+        for phi, usage, capacity, cap in cases:
+            answer = machine_dp(phi, *_dense(usage, capacity), state_cap=cap)
+            out.append(None if answer is None else (answer.phi_star, answer.rows, answer.phi_without))
+        return out
+
+    with_shortcut = answers("on")
+    monkeypatch.setattr(themis_machine_dp, "_largest_later", lambda units: [0] * len(units))
+    without = answers("off")
+    assert with_shortcut == without
+    assert sum(a is None for a in without) > 50 and sum(a is not None for a in without) > 50
+    assert built["on"] < built["off"]
+
+
+def test_largest_later_stops_at_a_table_without_an_empty_row():
+    empty, busy = np.zeros((1, 2), dtype=np.int64), np.ones((1, 2), dtype=np.int64)
+    tables = [np.vstack([empty, busy]), np.vstack([empty] + [busy] * 4), np.vstack([busy] * 3), np.vstack([empty] * 9)]
+    assert themis_machine_dp._largest_later(tables) == [5, 5, 0, 0]
+    assert themis_machine_dp._largest_later(tables[:2]) == [5, 5]
+
 def _random_apps(rng: np.random.Generator, topology: GpuTopology, gpus: int):
     return [bidder(str(n), App.single_job(float(rng.uniform(500, 5000)), int(rng.integers(1, 4)), cluster_gpus=gpus,
                                           n_avg=float(rng.integers(1, 4)), elapsed=float(rng.uniform(0, 500)),

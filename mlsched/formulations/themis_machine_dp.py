@@ -122,7 +122,10 @@ class MachineDp:
         self.gpus = [units.sum(axis=1) for units in self.units]
         start = Stage(np.zeros((1, len(self.capacity)), dtype=np.int64), np.zeros(1))
         forward = [start]                        # F_0 .. F_{n-1}
-        for units, values in zip(self.units[:-1], self.phi[:-1]):
+        largest_later = _largest_later(self.units[:-1])
+        for i, (units, values) in enumerate(zip(self.units[:-1], self.phi[:-1])):
+            if len(forward[-1].used) * largest_later[i] > state_cap * ROWS_PER_STATE:
+                raise BeyondCaps   # a later stage would build too many candidates (:func:`_largest_later`)
             forward.append(forward[-1].extend(units, values, self.capacity, True, state_cap))
         backward = [start]                       # B_n .. B_1
         for units, values in zip(self.units[:0:-1], self.phi[:0:-1]):
@@ -192,6 +195,25 @@ class MachineDp:
         if len(at_fewest) != 1 or at_fewest[0][0] < self.phi_star - MAXIMUM_SLACK * max(1.0, abs(self.phi_star)):
             return None
         return at_fewest[0][1]
+
+
+def _largest_later(units: Sequence[np.ndarray]) -> list[int]:
+    """For each forward stage i, the most rows of any bidder j >= i whose stage is built while the
+    states only grow: the suffix maximum of the row counts, stopped at the first bidder without a
+    row that uses nothing (0 from there on). With such a row in every table up to j, each state of
+    F_i is also a state of F_j (the bidders between take it), so |F_j| x rows_j >= |F_i| x rows_j
+    and the DP declines at stage j at the latest once |F_i| x rows_j exceeds the candidate cap:
+    it can decline at once, with the same answer (None) and none of the work."""
+    growing = len(units)
+    for i, use in enumerate(units):
+        if not (~use.any(axis=1)).any():
+            growing = i
+            break
+    largest, best = [0] * len(units), 0
+    for i in range(growing - 1, -1, -1):
+        best = max(best, len(units[i]))
+        largest[i] = best
+    return largest
 
 
 def machine_dp(phi: Sequence[Sequence[float]], units: Sequence[np.ndarray], capacity: np.ndarray, *,
