@@ -634,7 +634,7 @@ def test_undominated_rows_by_pairwise_comparison(seed):
             same = dict(uses[a]) == dict(uses[b]) and values[a] == values[b]
             return a != b and fewer and values[a] >= values[b] and (not same or a < b)
         expected = [b for b in range(len(table)) if not any(dominates(a, b) for a in range(len(table)))]
-        assert undominated(use, values) == expected
+        assert undominated([use], [values])[0] == expected
         assert len(expected) < len(table)   # not vacuous: rows are dropped
 
 
@@ -652,7 +652,24 @@ def test_undominated_matches_pairwise_dominance_on_random_usage(seed):
     def dominates(a, b):
         same = (use[a] == use[b]).all() and values[a] == values[b]
         return a != b and (use[a] <= use[b]).all() and values[a] >= values[b] and (not same or a < b)
-    assert undominated(use, values) == [b for b in range(rows) if not any(dominates(a, b) for a in range(rows))]
+    assert undominated([use], [values])[0] == [b for b in range(rows) if not any(dominates(a, b) for a in range(rows))]
+
+
+def test_undominated_tables_together_as_each_alone():
+    """Tables of many lengths pruned in one call (padded together by length) keep the rows each
+    keeps alone, checked pair by pair."""
+    from mlsched.formulations.themis import undominated
+
+    rng = np.random.default_rng(11)
+    uses = [rng.integers(0, 3, size=(int(rows), 3)) for rows in rng.integers(1, 80, size=40)]
+    phis = [rng.integers(0, 4, len(use)).astype(float) for use in uses]
+
+    def alone(use, values):
+        def dominates(a, b):
+            same = (use[a] == use[b]).all() and values[a] == values[b]
+            return a != b and (use[a] <= use[b]).all() and values[a] >= values[b] and (not same or a < b)
+        return [b for b in range(len(use)) if not any(dominates(a, b) for a in range(len(use)))]
+    assert undominated(uses, phis) == [alone(use, values) for use, values in zip(uses, phis)]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -852,7 +869,7 @@ def test_lone_bidder_takes_the_row_the_pruned_table_would_give(seed):
     for group_of in (None, {g: g // 2 for g in offered}):
         phi = log_values([table])
         usage = table_usage([table], group_of)
-        kept = undominated(usage_matrices([table], usage, _usage(frozenset(offered), group_of))[0][0], phi[0])
+        kept = undominated(usage_matrices([table], usage, _usage(frozenset(offered), group_of))[0], phi)[0]
         best = max(kept, key=lambda b: (phi[0][b], -len(table[b][0])))
         result = pa_auction([table], offered, group_of=group_of)
         assert result.rows == [best] and result.bundles == [table[best][0]]

@@ -559,25 +559,43 @@ def usage_matrices(tables: Sequence[BidTable], usage: Usage,
     return matrices, np.array([capacity[k] for k in keys], dtype=np.int64)
 
 
-def undominated(use: np.ndarray, phi: Sequence[float]) -> list[int]:
-    """Rows of one bid table (``use``: its rows' units of every capacity row, from
-    :func:`usage_matrices`; ``phi``: their values) that no other row dominates. Row a dominates
-    row b when a uses no more of every capacity row and is worth at least as much (ties: the
-    earlier row); dropping b changes no optimum, no Phi*_{-i} and no fewest-GPU choice, since
-    swapping b for a keeps any solution feasible, at least as good and with no more GPUs.
+def undominated(uses: Sequence[np.ndarray], phis: Sequence[Sequence[float]]) -> list[list[int]]:
+    """Rows of each bid table (``uses[t]``: its rows' units of every capacity row, from
+    :func:`usage_matrices`; ``phis[t]``: their values) that no other row of the table dominates.
+    Row a dominates row b when a uses no more of every capacity row and is worth at least as much
+    (ties: the earlier row); dropping b changes no optimum, no Phi*_{-i} and no fewest-GPU choice,
+    since swapping b for a keeps any solution feasible, at least as good and with no more GPUs.
 
     Rows are ranked by value (descending), then total units (ascending), then position: a row that
     dominates another always ranks before it (equal value and no more units anywhere means fewer
     units in total unless the usage is the same, and then the earlier row wins), and every row that
     ranks before b is worth at least as much as b, so b is dominated exactly when some row ranked
-    before it uses no more of every capacity row."""
-    rank = np.lexsort((np.arange(len(use)), use.sum(axis=1), -np.asarray(phi, dtype=float)))
-    fewer = np.ones((len(use), len(use)), dtype=bool)   # fewer[a, b]: ranked row a uses <= ranked row b everywhere
-    for units in use[rank].T:
-        fewer &= units[:, None] <= units[None, :]
-    dominated = np.zeros(len(use), dtype=bool)
-    dominated[rank] = np.triu(fewer, 1).any(axis=0)                 # some row ranked before b
-    return np.flatnonzero(~dominated).tolist()
+    before it uses no more of every capacity row. "a uses no more than b" is counted as a product:
+    the pairs (capacity row k, level l <= max units) with a_k >= l > b_k number zero. Tables of
+    similar length (the same power of two) are compared in one product, padded after their ranked
+    rows (a padded row ranks after every row, so it beats none)."""
+    kept: list[list[int]] = [[] for _ in uses]
+    buckets: dict[int, list[int]] = {}
+    for t, use in enumerate(uses):
+        buckets.setdefault(max(1, len(use) - 1).bit_length(), []).append(t)
+    for tables in buckets.values():
+        length = max(len(uses[t]) for t in tables)
+        levels = np.arange(1, max(1, *(int(uses[t].max(initial=0)) for t in tables)) + 1)
+        width = uses[tables[0]].shape[1] * len(levels)
+        reaches = np.zeros((len(tables), length, width), dtype=np.float32)   # [a_k >= l] of the ranked rows
+        ranks = []
+        for slot, t in enumerate(tables):
+            use = uses[t]
+            rank = np.lexsort((np.arange(len(use)), use.sum(axis=1), -np.asarray(phis[t], dtype=float)))
+            reaches[slot, :len(use)] = (use[rank][:, :, None] >= levels).reshape(len(use), width)
+            ranks.append(rank)
+        more = reaches @ (1.0 - reaches).transpose(0, 2, 1)   # [., a, b]: the (k, l) with a_k >= l > b_k, exact small integers
+        beaten = np.triu(more == 0.0, 1).any(axis=1)          # some row ranked before b uses no more anywhere
+        for slot, (t, rank) in enumerate(zip(tables, ranks)):
+            dominated = np.zeros(len(rank), dtype=bool)
+            dominated[rank] = beaten[slot, :len(rank)]
+            kept[t] = np.flatnonzero(~dominated).tolist()
+    return kept
 
 
 def _settled(tables: Sequence[BidTable], kept: Sequence[Sequence[int]], phi: Sequence[Sequence[float]],
@@ -626,7 +644,7 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
     usage = table_usage(tables, group_of)
     capacity = _usage(frozenset(offered), group_of)
     dense, capacity_units = usage_matrices(tables, usage, capacity)
-    kept = [undominated(use, values) for use, values in zip(dense, phi)]
+    kept = undominated(dense, phi)
     tables = [[table[b] for b in rows] for table, rows in zip(tables, kept)]
     phi = [[values[b] for b in rows] for values, rows in zip(phi, kept)]
     usage = [[uses[b] for b in rows] for uses, rows in zip(usage, kept)]
