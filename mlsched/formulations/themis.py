@@ -297,12 +297,14 @@ def _meets(value: float, bound: float) -> bool:
 
 @dataclass
 class _Relaxation:
-    """The LP relaxation of (P-PF) with the auction's cuts, solved: its value, solution and the
-    multipliers of its capacity and cut rows (both sign conventions of the duals, clipped at 0)."""
+    """The LP relaxation of (P-PF) with the auction's cuts, solved: its value, solution, the
+    multipliers of its capacity and cut rows (both sign conventions of the duals, clipped at 0) and
+    the solution as an allocation when it is one (:meth:`_FixedWelfare._allocation`)."""
 
     value: float
     x: np.ndarray
     multipliers: list[np.ndarray]
+    allocation: np.ndarray | None
 
 
 class _FixedWelfare:
@@ -369,7 +371,8 @@ class _FixedWelfare:
                     return None
                 x = np.asarray(self.lp.getSolution().col_value)
                 value = float(self.lp.getInfo().objective_function_value)
-                if _meets(incumbent, value) or round_ == MAX_CUT_ROUNDS - 1:
+                allocation = self._allocation(x, skip)   # no cut is violated by an allocation: stop
+                if allocation is not None or _meets(incumbent, value) or round_ == MAX_CUT_ROUNDS - 1:
                     break
                 cliques = self.graph.violated_cliques(x, self.program.cost)
                 cuts = [Cut(clique, np.ones(len(clique)), 1.0) for clique in cliques]
@@ -378,7 +381,7 @@ class _FixedWelfare:
                     break
                 self._add(cuts)
             dual = np.asarray(self.lp.getSolution().row_dual)[len(self.sizes):]
-            return _Relaxation(value, x, [np.maximum(dual, 0.0), np.maximum(-dual, 0.0)])
+            return _Relaxation(value, x, [np.maximum(dual, 0.0), np.maximum(-dual, 0.0)], allocation)
         finally:
             if skip is not None:
                 self.lp.changeRowBounds(skip, 1.0, 1.0)
@@ -465,7 +468,7 @@ class _FixedWelfare:
             rows = self._lp_greedy(relaxation.x) if relaxation is not None and skip is None else self._empty()
             start = None if rows is None else _indicator(self.sizes, self.improve(rows, skip), skip=skip)
         if relaxation is not None:
-            solution = self._allocation(relaxation.x, skip)
+            solution = relaxation.allocation
             if solution is not None and (start is None or self.program.cost @ solution > self.program.cost @ start):
                 start = solution
             if start is not None and _meets(float(self.program.cost @ start), relaxation.value):
@@ -570,27 +573,33 @@ def undominated(uses: Sequence[np.ndarray], phis: Sequence[Sequence[float]]) -> 
     dominates another always ranks before it (equal value and no more units anywhere means fewer
     units in total unless the usage is the same, and then the earlier row wins), and every row that
     ranks before b is worth at least as much as b, so b is dominated exactly when some row ranked
-    before it uses no more of every capacity row. "a uses no more than b" is counted as a product:
-    the pairs (capacity row k, level l <= max units) with a_k >= l > b_k number zero. Tables of
-    similar length (the same power of two) are compared in one product, padded after their ranked
-    rows (a padded row ranks after every row, so it beats none)."""
+    before it uses no more of every capacity row. "a uses no more than b" is tested on the capacity
+    rows a uses (a bundle uses few machines), the n-th of each row's for all rows at once. Tables of
+    similar length (the same power of two) are compared together, padded after their ranked rows
+    (a padded row ranks after every row, so it beats none)."""
     kept: list[list[int]] = [[] for _ in uses]
     buckets: dict[int, list[int]] = {}
     for t, use in enumerate(uses):
         buckets.setdefault(max(1, len(use) - 1).bit_length(), []).append(t)
     for tables in buckets.values():
         length = max(len(uses[t]) for t in tables)
-        levels = np.arange(1, max(1, *(int(uses[t].max(initial=0)) for t in tables)) + 1)
-        width = uses[tables[0]].shape[1] * len(levels)
-        reaches = np.zeros((len(tables), length, width), dtype=np.float32)   # [a_k >= l] of the ranked rows
+        ranked = np.zeros((len(tables), length, uses[tables[0]].shape[1]), dtype=np.int64)
         ranks = []
         for slot, t in enumerate(tables):
             use = uses[t]
             rank = np.lexsort((np.arange(len(use)), use.sum(axis=1), -np.asarray(phis[t], dtype=float)))
-            reaches[slot, :len(use)] = (use[rank][:, :, None] >= levels).reshape(len(use), width)
+            ranked[slot, :len(use)] = use[rank]
             ranks.append(rank)
-        more = reaches @ (1.0 - reaches).transpose(0, 2, 1)   # [., a, b]: the (k, l) with a_k >= l > b_k, exact small integers
-        beaten = np.triu(more == 0.0, 1).any(axis=1)          # some row ranked before b uses no more anywhere
+        fewer = np.ones((len(tables), length, length), dtype=bool)   # fewer[., a, b]: ranked a uses <= ranked b
+        table, row, column = np.nonzero(ranked)                      # by table, then row: each row's capacity rows
+        if len(table):
+            first = np.concatenate([[True], (table[1:] != table[:-1]) | (row[1:] != row[:-1])])
+            nth = np.arange(len(table)) - np.maximum.accumulate(np.where(first, np.arange(len(table)), 0))
+            enough = ranked[table, :, column] >= ranked[table, row, column][:, None]   # every b against one (a, k)
+            for n in range(int(nth.max()) + 1):
+                pick = nth == n
+                fewer[table[pick], row[pick]] &= enough[pick]
+        beaten = np.triu(fewer, 1).any(axis=1)                       # some row ranked before b
         for slot, (t, rank) in enumerate(zip(tables, ranks)):
             dominated = np.zeros(len(rank), dtype=bool)
             dominated[rank] = beaten[slot, :len(rank)]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from mlsched.instance.themis_physics import assign, lpt_makespan, lpt_order, slo
 from mlsched.sim.event_engine import AppView
 
 KEPT_TIMES_MAX = 4096   # estimates an app keeps across rounds before they are dropped
+KEPT_PHASE_RULES = 1 << 14   # (work, caps, GPU count) whose split and LPT makespan are kept
 UNIT_ROUNDOFF = 2.0 ** -53   # u: a float operation's relative rounding error is at most u
 
 
@@ -63,9 +65,21 @@ class App:
 def placement(phase: Phase, gpus: Sequence[int], topology: GpuTopology, profile: Sequence[float],
               speeds: Mapping[str, float]) -> list[tuple[int, float, float]]:
     """(GPUs, slowdown S_j, speed_j) per job when k >= number of jobs (§1.7 steps 1 and 3)."""
-    counts = split(phase.work, phase.caps, len(gpus))
+    counts = _counts(tuple(phase.work), tuple(phase.caps), len(gpus))
     sets = assign(list(gpus), counts, topology)   # from all of G: a phase needing fewer GPUs takes the best-fit ones
     return [(g, slowdown(profile, s, topology), speed(speeds, s, topology)) for g, s in zip(counts, sets)]
+
+
+@lru_cache(maxsize=KEPT_PHASE_RULES)
+def _counts(work: tuple[float, ...], caps: tuple[int, ...], k: int) -> tuple[int, ...]:
+    """:func:`split`, kept: an agent values many bundles of each size on the same work."""
+    return tuple(split(work, caps, k))
+
+
+@lru_cache(maxsize=KEPT_PHASE_RULES)
+def _makespan(work: tuple[float, ...], k: int) -> float:
+    """:func:`lpt_makespan`, kept (as :func:`_counts`)."""
+    return lpt_makespan(work, k)
 
 
 def _duration(work: float, rate: float) -> float:
@@ -78,7 +92,7 @@ def phase_time(phase: Phase, gpus: Sequence[int], topology: GpuTopology, profile
     if k == 0:
         return math.inf
     if k < len(phase.work):
-        return _duration(lpt_makespan(phase.work, k), speed(speeds, gpus, topology))
+        return _duration(_makespan(tuple(phase.work), k), speed(speeds, gpus, topology))
     return max(_duration(w * slowdown, g * rate)
                for w, (g, slowdown, rate) in zip(phase.work, placement(phase, gpus, topology, profile, speeds)))
 
