@@ -180,10 +180,16 @@ def pf_arrays(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offere
     capacity = _usage(frozenset(offered), group_of)
     keys = {k: r for r, k in enumerate(capacity, start=len(tables))}
     start, index, value = [0], [], []
+    entries: dict[int, tuple[list[int], list[float]]] = {}   # capacity rows and units of each distinct usage object
     for i, uses in enumerate(table_usage(tables, group_of) if usage is None else usage):
         for use in uses:
-            index += [i, *(keys[k] for k in use)]
-            value += [1.0, *map(float, use.values())]
+            rows_units = entries.get(id(use))
+            if rows_units is None:
+                rows_units = entries[id(use)] = ([keys[k] for k in use], [float(n) for n in use.values()])
+            index.append(i)
+            index += rows_units[0]
+            value.append(1.0)
+            value += rows_units[1]
             start.append(len(index))
     n = len(start) - 1
     return ArrayProgram(cost=np.array([v for row in phi for v in row]), col_lower=np.zeros(n), col_upper=np.ones(n),
@@ -248,9 +254,11 @@ class _WelfareModel:
 
 def capacity_usage(program: ArrayProgram, bidders: int) -> np.ndarray:
     """The units of each capacity row (after the ``bidders`` one-rows) per column, dense."""
-    matrix = sp.csc_matrix((program.a_value, program.a_index, program.a_start),
-                           shape=(len(program.row_lower), len(program.cost)))
-    return matrix[bidders:].T.toarray()
+    column = np.repeat(np.arange(len(program.cost)), np.diff(program.a_start))
+    capacity_entry = program.a_index >= bidders
+    usage = np.zeros((len(program.cost), len(program.row_lower) - bidders))
+    usage[column[capacity_entry], program.a_index[capacity_entry] - bidders] = program.a_value[capacity_entry]
+    return usage
 
 
 def lagrangian_bound(phi: np.ndarray, usage: np.ndarray, capacity: np.ndarray, sizes: Sequence[int],

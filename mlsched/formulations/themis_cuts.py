@@ -124,10 +124,13 @@ class ConflictGraph:
         conflict = self.among(order, order)
         found: dict[tuple[int, ...], np.ndarray] = {}
         for first in np.flatnonzero(x[order] < 1 - SUPPORT):   # a violated clique has a fractional member
-            members = [first]
-            for other in np.flatnonzero(conflict[first]):
-                if conflict[other, members].all():
-                    members.append(other)
+            members = [int(first)]
+            open_ = conflict[first].copy()   # conflicts with every member so far (the relation is symmetric)
+            while open_.any():
+                other = int(np.argmax(open_))   # the first such column in the order
+                members.append(other)
+                open_[:other + 1] = False
+                open_ &= conflict[other]
             if x[order[members]].sum() > 1 + CUT_VIOLATION:
                 clique = self._lifted(order[members], phi)
                 found.setdefault(tuple(clique.tolist()), clique)

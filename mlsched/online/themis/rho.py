@@ -33,6 +33,7 @@ from mlsched.sim.event_engine import AppView
 
 KEPT_TIMES_MAX = 4096   # estimates an app keeps across rounds before they are dropped
 KEPT_PHASE_RULES = 1 << 14   # (work, caps, GPU count) whose split and LPT makespan are kept
+KEPT_PLACEMENTS = 1 << 16    # (GPUs, job counts, profile) whose jobs' slowdowns are kept
 UNIT_ROUNDOFF = 2.0 ** -53   # u: a float operation's relative rounding error is at most u
 
 
@@ -66,8 +67,16 @@ def placement(phase: Phase, gpus: Sequence[int], topology: GpuTopology, profile:
               speeds: Mapping[str, float]) -> list[tuple[int, float, float]]:
     """(GPUs, slowdown S_j, speed_j) per job when k >= number of jobs (§1.7 steps 1 and 3)."""
     counts = _counts(tuple(phase.work), tuple(phase.caps), len(gpus))
+    return [(g, slow, speed(speeds, s, topology)) for g, slow, s in _slowed(tuple(gpus), counts, tuple(profile), topology)]
+
+
+@lru_cache(maxsize=KEPT_PLACEMENTS)
+def _slowed(gpus: tuple[int, ...], counts: tuple[int, ...], profile: tuple[float, ...],
+            topology: GpuTopology) -> tuple[tuple[int, float, frozenset[int]], ...]:
+    """(GPUs, slowdown S_j, GPU set) of each job given ``counts`` GPUs of G, kept: the bidders of an
+    auction value the same bundles, and their jobs often take the same counts."""
     sets = assign(list(gpus), counts, topology)   # from all of G: a phase needing fewer GPUs takes the best-fit ones
-    return [(g, slowdown(profile, s, topology), speed(speeds, s, topology)) for g, s in zip(counts, sets)]
+    return tuple((g, slowdown(profile, frozenset(s), topology), frozenset(s)) for g, s in zip(counts, sets))
 
 
 @lru_cache(maxsize=KEPT_PHASE_RULES)
