@@ -40,7 +40,7 @@ from mlsched.instance.themis_clusters import preset
 from mlsched.metrics import themis_summary
 from mlsched.online.themis.bids import Offer, canonical_auction, canonical_bids
 from mlsched.online.themis.policy import Themis
-from mlsched.online.themis.rho import App, Phase, rho
+from mlsched.online.themis.rho import App, Phase, forget_phase_rules, rho
 from mlsched.sim.event_engine import SimOptions, simulate
 from mlsched.solve import set_solver_threads
 
@@ -129,6 +129,7 @@ def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int
         offered = (list(range(gpus)) if offer_size is None or offer_size >= gpus
                    else sorted(int(g) for g in rng.choice(gpus, size=offer_size, replace=False)))
         group = bidders_for(seed, bidders, topology)
+        forget_phase_rules()
         tick = time.process_time()
         offer = Offer(offered, topology)
         tables = [canonical_bids(b, offer) for b in group]
@@ -137,6 +138,7 @@ def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int
         outcomes = {}
         for solves in PATHS:
             resolves.clear()
+            forget_phase_rules()   # each path values the bidders' work afresh, as the auction's first valuation
             tick, clock = time.process_time(), time.perf_counter()
             outcomes[solves] = canonical_auction(group, offered, topology, solves=solves)   # bids, PF, tie-break, payments
             cpu[solves].append(1e3 * (time.process_time() - tick))

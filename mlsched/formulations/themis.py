@@ -343,6 +343,27 @@ class _FixedWelfare:
         self.limits = self.capacity   # those rows' right-hand sides
         self.settled = Counter[str]()
         self.prices: list[tuple[np.ndarray, float]] = []   # (M_i per bidder, u.C) of each relaxation solved
+        self._first_basis()
+
+    def _first_basis(self) -> None:
+        """The LP's first basis: the columns of a greedy allocation by value (:meth:`_lp_greedy`
+        on phi) basic, one per bidder, and the capacity rows' slacks. Its matrix is nonsingular
+        (each one-row holds one basic column, the slacks complete the capacity rows) and the point
+        feasible; the first solve takes about half the simplex iterations of HiGHS's slack basis.
+        Without such an allocation (a bidder with no row that fits) HiGHS starts on its own."""
+        import highspy
+
+        rows = self._lp_greedy(self.program.cost)
+        if rows is None:
+            return
+        basis = highspy.HighsBasis()
+        status = np.full(len(self.owner), highspy.HighsBasisStatus.kLower)
+        status[self.offsets + np.asarray(rows)] = highspy.HighsBasisStatus.kBasic
+        basis.col_status = status.tolist()
+        basis.row_status = ([highspy.HighsBasisStatus.kUpper] * len(self.sizes)
+                            + [highspy.HighsBasisStatus.kBasic] * len(self.capacity))
+        basis.valid = True
+        self.lp.setBasis(basis)
 
     def improve(self, rows: Sequence[int], skip: int | None = None) -> list[int]:
         """The allocation ``rows`` (bidder ``skip`` left out) improved by single-bidder moves, the
