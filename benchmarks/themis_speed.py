@@ -6,7 +6,9 @@ paper: 354 ms median, 1398 ms p95 with Gurobi), through the default path and the
 re-solve (the part an exact path keeps while that re-solve decides among exact ties, A8); (b) a full simulated Workload 1 run of Themis
 on the 64-GPU testbed (goal: < 60 s, checker included), with its rounds and per-round decision time.
 Times are CPU time (``time.process_time``) beside wall time: on a loaded machine wall time measures
-the load.
+the load. Each seed's bundles are valued four times here (the bid tables, then each path) and once in a
+real round, so each timing starts with the estimator's kept splits, makespans and slowdowns emptied
+(:func:`mlsched.online.themis.rho.forget_kept_rules`).
 
 Bidders are random single-job or multi-job (successive-halving or concurrent) apps valued by the
 §1.7 estimator (``mlsched.online.themis.rho``) with no holdings; every offered GPU is free.
@@ -40,7 +42,7 @@ from mlsched.instance.themis_clusters import preset
 from mlsched.metrics import themis_summary
 from mlsched.online.themis.bids import Offer, canonical_auction, canonical_bids
 from mlsched.online.themis.policy import Themis
-from mlsched.online.themis.rho import App, Phase, forget_phase_rules, rho
+from mlsched.online.themis.rho import App, Phase, forget_kept_rules, rho
 from mlsched.sim.event_engine import SimOptions, simulate
 from mlsched.solve import set_solver_threads
 
@@ -129,7 +131,7 @@ def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int
         offered = (list(range(gpus)) if offer_size is None or offer_size >= gpus
                    else sorted(int(g) for g in rng.choice(gpus, size=offer_size, replace=False)))
         group = bidders_for(seed, bidders, topology)
-        forget_phase_rules()
+        forget_kept_rules()
         tick = time.process_time()
         offer = Offer(offered, topology)
         tables = [canonical_bids(b, offer) for b in group]
@@ -138,7 +140,7 @@ def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int
         outcomes = {}
         for solves in PATHS:
             resolves.clear()
-            forget_phase_rules()   # each path values the bidders' work afresh, as the auction's first valuation
+            forget_kept_rules()   # each path values its bidders' bundles afresh, as an auction on a new offer would
             tick, clock = time.process_time(), time.perf_counter()
             outcomes[solves] = canonical_auction(group, offered, topology, solves=solves)   # bids, PF, tie-break, payments
             cpu[solves].append(1e3 * (time.process_time() - tick))

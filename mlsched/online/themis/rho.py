@@ -32,8 +32,8 @@ from mlsched.instance.themis_physics import assign, lpt_makespan, lpt_order, slo
 from mlsched.sim.event_engine import AppView
 
 KEPT_TIMES_MAX = 4096   # estimates an app keeps across rounds before they are dropped
-KEPT_PHASE_RULES = 1 << 14   # (work, caps, GPU count) whose split and LPT makespan are kept
-KEPT_PLACEMENTS = 1 << 16    # (GPUs, job counts, profile) whose jobs' slowdowns are kept
+KEPT_PHASE_RULES = 1 << 12   # (work, caps, GPU count) whose split and LPT makespan are kept
+KEPT_PLACEMENTS = 1 << 12    # (GPUs, job counts, profile) whose jobs' slowdowns are kept
 UNIT_ROUNDOFF = 2.0 ** -53   # u: a float operation's relative rounding error is at most u
 
 
@@ -91,11 +91,12 @@ def _makespan(work: tuple[float, ...], k: int) -> float:
     return lpt_makespan(work, k)
 
 
-def forget_phase_rules() -> None:
-    """Empty the kept splits and LPT makespans (:func:`_counts`, :func:`_makespan`): a benchmark
-    that values the same apps again times their first valuation from here."""
+def forget_kept_rules() -> None:
+    """Empty the kept splits, LPT makespans and job slowdowns (:func:`_counts`, :func:`_makespan`,
+    :func:`_slowed`): a benchmark that values the same bundles again times a first valuation from here."""
     _counts.cache_clear()
     _makespan.cache_clear()
+    _slowed.cache_clear()
 
 
 def _duration(work: float, rate: float) -> float:
