@@ -388,7 +388,8 @@ class _FixedWelfare:
     def _relaxation(self, skip: int | None, incumbent: float = -math.inf) -> _Relaxation | None:
         """The LP relaxation (bidder ``skip`` left out) with the cuts its solutions violate
         added, round after round (at most MAX_CUT_ROUNDS solves, fewer once its value proves an
-        allocation worth ``incumbent`` optimal); None when the LP is not solved."""
+        allocation worth ``incumbent`` optimal or its solution is an allocation, which no cut
+        removes); None when the LP is not solved."""
         import highspy
 
         if skip is not None:

@@ -76,7 +76,7 @@ def _slowed(gpus: tuple[int, ...], counts: tuple[int, ...], profile: tuple[float
     """(GPUs, slowdown S_j, GPU set) of each job given ``counts`` GPUs of G, kept: the bidders of an
     auction value the same bundles, and their jobs often take the same counts."""
     sets = assign(list(gpus), counts, topology)   # from all of G: a phase needing fewer GPUs takes the best-fit ones
-    return tuple((g, slowdown(profile, frozenset(s), topology), frozenset(s)) for g, s in zip(counts, sets))
+    return tuple((g, slowdown(profile, job, topology), job) for g, job in zip(counts, map(frozenset, sets)))
 
 
 @lru_cache(maxsize=KEPT_PHASE_RULES)
