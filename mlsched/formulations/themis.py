@@ -497,18 +497,18 @@ class _FixedWelfare:
         if start is None:
             rows = self._lp_greedy(relaxation.x) if relaxation is not None and skip is None else self._empty()
             start = None if rows is None else _indicator(self.sizes, self.improve(rows, skip), skip=skip)
-        if relaxation is not None:
-            solution = relaxation.allocation
-            if solution is not None and (start is None or self.program.cost @ solution > self.program.cost @ start):
-                start = solution
-            if start is not None and _meets(float(self.program.cost @ start), relaxation.value):
-                self.settled["lp"] += 1
-                return float(self.program.cost @ start)
+        solution = None if relaxation is None else relaxation.allocation
+        if solution is not None and (start is None or self.program.cost @ solution > self.program.cost @ start):
+            start = solution
+        worth = -math.inf if start is None else float(self.program.cost @ start)   # the best known allocation's value
+        if relaxation is not None and start is not None and _meets(worth, relaxation.value):
+            self.settled["lp"] += 1
+            return worth
         program = self._with_cuts()
         keep = self.owner != skip
         if start is not None:
             for dual in [] if relaxation is None else relaxation.multipliers:
-                keep &= lagrangian_keep(program, self.units, self.sizes, dual, float(self.program.cost @ start), skip=skip)
+                keep &= lagrangian_keep(program, self.units, self.sizes, dual, worth, skip=skip)
             keep |= start > 0.5   # the start stays feasible whatever the rounding of the bound
         lower, upper = program.row_lower.copy(), program.row_upper.copy()
         if skip is not None:
