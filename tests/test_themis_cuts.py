@@ -175,3 +175,74 @@ def test_phi_star_and_every_phi_without_equal_the_brute_force_whichever_way_they
             assert welfare.optimum(rows, skip=skip) == pytest.approx(without, abs=1e-9)
         ways.update(welfare.settled)
     assert set(ways) == {"prices", "lp", "milp"}, ways
+
+
+def _is_allocation(program, sizes, x, skip):
+    """Whether the 0/1 vector ``x`` gives every bidder but ``skip`` one row (``skip`` none) within
+    the capacities."""
+    offsets = np.cumsum([0, *sizes])
+    chosen = np.add.reduceat(x, offsets[:-1])
+    wanted = np.ones(len(sizes))
+    if skip is not None:
+        wanted[skip] = 0.0
+    usage = capacity_usage(program, len(sizes))
+    return (set(np.unique(x)) <= {0.0, 1.0} and np.array_equal(chosen, wanted)
+            and (usage.T @ x <= program.row_upper[len(sizes):]).all())
+
+
+def _best_without(program, allocations, offsets, skip):
+    return max(math.fsum(program.cost[[c for j, c in enumerate(a) if j != skip]]) for a in allocations
+               if skip is None or a[skip] == offsets[skip])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_dives_give_allocations_no_better_than_the_optimum_and_leave_the_lp_as_it_was(seed):
+    """A dive from the LP relaxation (all bidders, then each left out) ends in an allocation of that
+    program worth at most its brute-force optimum, or in None; the LP afterwards has the bounds and
+    value it had before."""
+    program, sizes = _program(seed)
+    allocations = _allocations(program, sizes)
+    offsets = np.cumsum([0, *sizes])
+    welfare = _FixedWelfare(program, sizes)
+    welfare.optimum()   # the auction's cuts, as a dive finds them
+    dived = 0
+    for skip in [None, *range(len(sizes))]:
+        relaxation = welfare._relaxation(skip)
+        welfare.lp.run()
+        value = welfare.lp.getInfo().objective_function_value
+        bounds = [list(welfare.lp.getLp().col_lower_), list(welfare.lp.getLp().row_lower_),
+                  list(welfare.lp.getLp().row_upper_)]
+        allocation = welfare._dive(relaxation.x, skip)
+        welfare.lp.run()
+        assert welfare.lp.getInfo().objective_function_value == pytest.approx(value, abs=1e-9)
+        assert [list(welfare.lp.getLp().col_lower_), list(welfare.lp.getLp().row_lower_),
+                list(welfare.lp.getLp().row_upper_)] == bounds
+        if allocation is not None:
+            dived += 1
+            assert _is_allocation(program, sizes, allocation, skip)
+            assert math.fsum(program.cost[allocation > 0.5]) <= _best_without(program, allocations, offsets, skip) + 1e-9
+    assert dived
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_optima_kept_are_optimal_and_give_starts_without_each_bidder(seed):
+    """Every allocation the default path keeps is optimal for Phi* or some Phi*_{-i} (brute force),
+    and the start built from them without bidder i is an allocation without i."""
+    program, sizes = _program(seed)
+    allocations = _allocations(program, sizes)
+    offsets = np.cumsum([0, *sizes])
+    welfare = _FixedWelfare(program, sizes)
+    welfare.optimum()
+    best = max(allocations, key=lambda a: math.fsum(program.cost[list(a)]))
+    for skip in range(len(sizes)):
+        welfare.optimum([c - offsets[i] for i, c in enumerate(best)], skip=skip)
+    optima = {_best_without(program, allocations, offsets, skip) for skip in [None, *range(len(sizes))]}
+    assert welfare.optima
+    for allocation in welfare.optima.values():
+        left_out = [i for i in range(len(sizes)) if not allocation[offsets[i]:offsets[i + 1]].any()]
+        assert len(left_out) <= 1 and _is_allocation(program, sizes, allocation, left_out[0] if left_out else None)
+        assert any(math.fsum(program.cost[allocation > 0.5]) == pytest.approx(value, abs=1e-9) for value in optima)
+    for skip in range(len(sizes)):
+        start = welfare._from_optima(skip)
+        assert _is_allocation(program, sizes, start, skip)
+        assert math.fsum(program.cost[start > 0.5]) <= _best_without(program, allocations, offsets, skip) + 1e-9

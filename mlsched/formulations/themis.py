@@ -75,6 +75,7 @@ AUCTION_SOLVES = ("fixed", "persistent", "fresh")
 TIE_GRID = 2.0 ** -34   # about 5.8e-11: the grid of the fewest-GPU re-solve's welfare threshold
 FIXING_MARGIN = 1e-6   # relative slack of the reduced-cost test against rounding in the LP duals
 MAX_CUT_ROUNDS = 20   # LP solves per program in the cut loop of the default path
+MAX_DIVE_SOLVES = 30   # LP solves of one dive for a start (:meth:`_FixedWelfare._dive`)
 RETRY_MIP_FEASIBILITY = 1e-9   # HiGHS's mip_feasibility_tolerance (default 1e-6) when an auction program is solved again
 
 
@@ -343,6 +344,7 @@ class _FixedWelfare:
         self.limits = self.capacity   # those rows' right-hand sides
         self.settled = Counter[str]()
         self.prices: list[tuple[np.ndarray, float]] = []   # (M_i per bidder, u.C) of each relaxation solved
+        self.optima: dict[bytes, np.ndarray] = {}   # the optimal allocations found so far, 0/1 by column
         self._first_basis()
 
     def _first_basis(self) -> None:
@@ -489,7 +491,7 @@ class _FixedWelfare:
         known = -math.inf if start is None else float(self.program.cost @ start)
         if skip is not None and _meets(known, self._bound_without(skip)):
             self.settled["prices"] += 1
-            return known
+            return self._optimal(start, known)
         relaxation = self._relaxation(skip, known)
         if relaxation is not None:
             self.prices += [lagrangian_bound(self.program.cost, self.units, self.limits, self.sizes, u)[1:]
@@ -501,9 +503,15 @@ class _FixedWelfare:
         if solution is not None and (start is None or self.program.cost @ solution > self.program.cost @ start):
             start = solution
         worth = -math.inf if start is None else float(self.program.cost @ start)   # the best known allocation's value
+        if relaxation is not None and not (start is not None and _meets(worth, relaxation.value)):
+            for other in ([] if skip is None else [self._from_optima(skip)]) + [self._dive(relaxation.x, skip)]:
+                if other is not None and self.program.cost @ other > worth:
+                    start, worth = other, float(self.program.cost @ other)
+                if start is not None and _meets(worth, relaxation.value):
+                    break
         if relaxation is not None and start is not None and _meets(worth, relaxation.value):
             self.settled["lp"] += 1
-            return worth
+            return self._optimal(start, worth)
         program = self._with_cuts()
         keep = self.owner != skip
         if start is not None:
@@ -517,7 +525,70 @@ class _FixedWelfare:
         report = _proven(reduced, "PF auction program not solved", start=None if start is None else start[keep],
                          mip_heuristic_run_feasibility_jump=False)
         self.settled["milp"] += 1
-        return float(report.objective)
+        solution = np.zeros(len(keep))
+        solution[keep] = report.schedule
+        found = self._allocation(solution, skip)
+        return self._optimal(found, float(report.objective)) if found is not None else float(report.objective)
+
+    def _dive(self, x: np.ndarray, skip: int | None) -> np.ndarray | None:
+        """An allocation (bidder ``skip`` left out) by diving on the LP relaxation with the cuts
+        from its solution ``x``: the fractional column with the largest value fixed at 1, the LP
+        solved again, until its solution is an allocation (returned) or the LP has none (None), at
+        most MAX_DIVE_SOLVES solves. The LP's bounds and basis are restored afterwards."""
+        import highspy
+
+        basis = self.lp.getBasis()
+        fixed: list[int] = []
+        if skip is not None:
+            self.lp.changeRowBounds(skip, 0.0, 0.0)
+        try:
+            for _ in range(MAX_DIVE_SOLVES):
+                allocation = self._allocation(x, skip)
+                if allocation is not None:
+                    return allocation
+                fractional = np.flatnonzero((x > SUPPORT) & (x < 1.0 - SUPPORT))
+                column = int(fractional[np.argmax(x[fractional])])
+                self.lp.changeColBounds(column, 1.0, 1.0)
+                fixed.append(column)
+                self.lp.run()
+                if self.lp.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+                    return None
+                x = np.asarray(self.lp.getSolution().col_value)
+            return self._allocation(x, skip)
+        finally:
+            for column in fixed:
+                self.lp.changeColBounds(column, 0.0, 1.0)
+            if skip is not None:
+                self.lp.changeRowBounds(skip, 1.0, 1.0)
+            self.lp.setBasis(basis)
+
+    def _optimal(self, allocation: np.ndarray, value: float) -> float:
+        """``value``, the optimum of a program, after keeping its optimal ``allocation`` (0/1 by
+        column) among :attr:`optima`."""
+        self.optima.setdefault(allocation.astype(bool).tobytes(), allocation)
+        return value
+
+    def _from_optima(self, skip: int) -> np.ndarray | None:
+        """The best start without bidder ``skip`` from the optimal allocations of the programs
+        already solved in the auction (:attr:`optima`): each less ``skip``, a bidder it left out
+        given its first row that uses nothing, improved by single-bidder moves (:meth:`improve`).
+        The optimum without ``skip`` often reallocates the same GPUs as the optimum without another
+        bidder, while the PF allocation less ``skip`` would need many bidders to move at once.
+        None without optima or when some bidder has no row that uses nothing."""
+        empty = self._empty()
+        if empty is None or not self.optima:
+            return None
+        best, value = None, -math.inf
+        for allocation in self.optima.values():
+            rows = list(empty)
+            for column in np.flatnonzero(allocation > 0.5).tolist():
+                j = int(self.owner[column])
+                rows[j] = column - int(self.offsets[j])
+            candidate = _indicator(self.sizes, self.improve(rows, skip), skip=skip)
+            worth = float(self.program.cost @ candidate)
+            if worth > value:
+                best, value = candidate, worth
+        return best
 
 
 def _optimum(tables: Sequence[BidTable], phi: Sequence[Sequence[float]], offered: Sequence[int],
