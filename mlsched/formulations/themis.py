@@ -19,7 +19,9 @@ speed guidance); :func:`build_pf` is the same program in Pyomo, for inspection, 
 the cross-check in the tests. By default (``solves="fixed"``) Phi* and each Phi*_{-i} come from
 the LP relaxation of (P-PF) (without bidder i) strengthened by clique and rounding cuts
 (:mod:`mlsched.formulations.themis_cuts`) when its bound proves a known allocation optimal, and
-otherwise from (P-PF) with those cuts less the columns that reduced-cost fixing rules out;
+otherwise from (P-PF) with those cuts less the columns that reduced-cost fixing rules out against
+the best allocation known (before HiGHS, the optima already found in the auction, each less i,
+and a dive on the LP are tried as starts: the better the start, the more columns the fixing drops);
 ``solves="persistent"`` takes them on one persistent HiGHS model per auction (bidder i left out by
 its one-row constraint set to 0), and building and solving a fresh program for each
 (``solves="fresh"``) is the original path, kept as the oracle.
@@ -57,7 +59,7 @@ import itertools
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -325,9 +327,12 @@ class _FixedWelfare:
     solution when it is an allocation, is optimal when it meets an upper bound within
     ``EXACT_REL_GAP`` (:func:`_meets`, the standard of a proven optimum here), and its value is
     then the optimum: first the Lagrangian bound with the multipliers of the relaxations already
-    solved (:meth:`_bound_without`), then the LP bound. Otherwise the integer program with the
-    cut rows, less the columns reduced-cost fixing rules out (module docstring), is solved from
-    the best known allocation by HiGHS (without presolve and feasibility jump, as
+    solved (:meth:`_bound_without`), then the LP bound. When the LP bound does not meet the start,
+    further starts are tried before HiGHS, and held against the LP bound each in turn: for
+    Phi*_{-i} the optimal allocations already found in the auction, each less i
+    (:meth:`_from_optima`), then a dive on the LP (:meth:`_dive`). Otherwise the integer program
+    with the cut rows, less the columns reduced-cost fixing rules out against the best start
+    (module docstring), is solved from it by HiGHS (without presolve and feasibility jump, as
     :class:`_WelfareModel`). ``settled`` counts the values settled each way ("prices", "lp",
     "milp")."""
 
@@ -504,7 +509,7 @@ class _FixedWelfare:
             start = solution
         worth = -math.inf if start is None else float(self.program.cost @ start)   # the best known allocation's value
         if relaxation is not None and not (start is not None and _meets(worth, relaxation.value)):
-            for other in ([] if skip is None else [self._from_optima(skip)]) + [self._dive(relaxation.x, skip)]:
+            for other in self._further_starts(relaxation.x, skip):
                 if other is not None and self.program.cost @ other > worth:
                     start, worth = other, float(self.program.cost @ other)
                 if start is not None and _meets(worth, relaxation.value):
@@ -529,6 +534,14 @@ class _FixedWelfare:
         solution[keep] = report.schedule
         found = self._allocation(solution, skip)
         return self._optimal(found, float(report.objective)) if found is not None else float(report.objective)
+
+    def _further_starts(self, x: np.ndarray, skip: int | None) -> Iterator[np.ndarray | None]:
+        """The starts tried before HiGHS, each built only when asked for: without bidder ``skip``
+        the best from the optima already found (:meth:`_from_optima`), then a dive on the LP from
+        its solution ``x`` (:meth:`_dive`)."""
+        if skip is not None:
+            yield self._from_optima(skip)
+        yield self._dive(x, skip)
 
     def _dive(self, x: np.ndarray, skip: int | None) -> np.ndarray | None:
         """An allocation (bidder ``skip`` left out) by diving on the LP relaxation with the cuts
@@ -579,11 +592,16 @@ class _FixedWelfare:
         if empty is None or not self.optima:
             return None
         best, value = None, -math.inf
+        seen: set[tuple[int, ...]] = set()
         for allocation in self.optima.values():
             rows = list(empty)
             for column in np.flatnonzero(allocation > 0.5).tolist():
                 j = int(self.owner[column])
                 rows[j] = column - int(self.offsets[j])
+            rows[skip] = empty[skip]
+            if tuple(rows) in seen:   # the same start as an earlier optimum's
+                continue
+            seen.add(tuple(rows))
             candidate = _indicator(self.sizes, self.improve(rows, skip), skip=skip)
             worth = float(self.program.cost @ candidate)
             if worth > value:
