@@ -20,8 +20,9 @@ the cross-check in the tests. By default (``solves="fixed"``) Phi* and each Phi*
 the LP relaxation of (P-PF) (without bidder i) strengthened by clique and rounding cuts
 (:mod:`mlsched.formulations.themis_cuts`) when its bound proves a known allocation optimal, and
 otherwise from (P-PF) with those cuts less the columns that reduced-cost fixing rules out against
-the best allocation known (before HiGHS, the optima already found in the auction, each less i,
-and a dive on the LP are tried as starts: the better the start, the more columns the fixing drops);
+the best allocation known (before HiGHS, the optima already found in the auction, each less i, or
+for Phi* a dive on the LP, are tried as starts: the better the start, the more columns the fixing
+drops);
 ``solves="persistent"`` takes them on one persistent HiGHS model per auction (bidder i left out by
 its one-row constraint set to 0), and building and solving a fresh program for each
 (``solves="fresh"``) is the original path, kept as the oracle.
@@ -59,7 +60,7 @@ import itertools
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -328,9 +329,9 @@ class _FixedWelfare:
     ``EXACT_REL_GAP`` (:func:`_meets`, the standard of a proven optimum here), and its value is
     then the optimum: first the Lagrangian bound with the multipliers of the relaxations already
     solved (:meth:`_bound_without`), then the LP bound. When the LP bound does not meet the start,
-    further starts are tried before HiGHS, and held against the LP bound each in turn: for
-    Phi*_{-i} the optimal allocations already found in the auction, each less i
-    (:meth:`_from_optima`), then a dive on the LP (:meth:`_dive`). Otherwise the integer program
+    a further start is tried before HiGHS and held against the LP bound: for Phi*_{-i} the best
+    from the optimal allocations already found in the auction, each less i
+    (:meth:`_from_optima`); for Phi* a dive on the LP (:meth:`_dive`). Otherwise the integer program
     with the cut rows, less the columns reduced-cost fixing rules out against the best start
     (module docstring), is solved from it by HiGHS (without presolve and feasibility jump, as
     :class:`_WelfareModel`). ``settled`` counts the values settled each way ("prices", "lp",
@@ -509,11 +510,9 @@ class _FixedWelfare:
             start = solution
         worth = -math.inf if start is None else float(self.program.cost @ start)   # the best known allocation's value
         if relaxation is not None and not (start is not None and _meets(worth, relaxation.value)):
-            for other in self._further_starts(relaxation.x, skip):
-                if other is not None and self.program.cost @ other > worth:
-                    start, worth = other, float(self.program.cost @ other)
-                if start is not None and _meets(worth, relaxation.value):
-                    break
+            other = self._further_start(relaxation.x, skip)
+            if other is not None and self.program.cost @ other > worth:
+                start, worth = other, float(self.program.cost @ other)
         if relaxation is not None and start is not None and _meets(worth, relaxation.value):
             self.settled["lp"] += 1
             return self._optimal(start, worth)
@@ -535,13 +534,12 @@ class _FixedWelfare:
         found = self._allocation(solution, skip)
         return self._optimal(found, float(report.objective)) if found is not None else float(report.objective)
 
-    def _further_starts(self, x: np.ndarray, skip: int | None) -> Iterator[np.ndarray | None]:
-        """The starts tried before HiGHS, each built only when asked for: without bidder ``skip``
-        the best from the optima already found (:meth:`_from_optima`), then a dive on the LP from
-        its solution ``x`` (:meth:`_dive`)."""
-        if skip is not None:
-            yield self._from_optima(skip)
-        yield self._dive(x, skip)
+    def _further_start(self, x: np.ndarray, skip: int | None) -> np.ndarray | None:
+        """The start tried before HiGHS: without bidder ``skip`` the best from the optima already
+        found in the auction (:meth:`_from_optima`); for Phi*, which comes first, a dive on the LP
+        from its solution ``x`` (:meth:`_dive`). A dive for Phi*_{-i} too cost about what it saved
+        HiGHS (decisions A8d)."""
+        return self._dive(x, skip) if skip is None else self._from_optima(skip)
 
     def _dive(self, x: np.ndarray, skip: int | None) -> np.ndarray | None:
         """An allocation (bidder ``skip`` left out) by diving on the LP relaxation with the cuts
