@@ -195,3 +195,26 @@ def test_bounded_ranking_equals_the_plain_ranking_on_simulated_states(workload, 
         run = simulate(inst, Themis(seed=5, lies=lies), SimOptions(lease=60.0))
     assert run.rounds > 20 and compared == run.rounds and spared > 20
     assert differing == []
+
+
+@pytest.mark.parametrize("cluster", ["testbed64", "sim_256", "gavel108"])
+def test_phase_time_is_the_slowest_jobs_time_by_the_physics(cluster):
+    """A phase's time under G (k >= jobs) is max_j w_j S_j / (g_j speed_j) with the split, the
+    placement, the slowdown and the speed of the family's physics, float for float, on an untyped
+    cluster (every speed 1) and a typed one."""
+    from mlsched.instance.themis_clusters import preset
+    from mlsched.instance.themis_physics import assign, slowdown, speed, split
+    from mlsched.online.themis.rho import phase_time
+
+    topology = preset(cluster)
+    rng = np.random.default_rng(7)
+    speeds = {name: float(rng.uniform(0.2, 1.0)) for name in topology.type_names}
+    assert bool(speeds) == (cluster == "gavel108")
+    for _ in range(200):
+        jobs = int(rng.integers(1, 6))
+        phase = Phase(tuple(float(w) for w in rng.uniform(1.0, 1e4, jobs)), tuple(int(c) for c in rng.integers(1, 9, jobs)))
+        gpus = sorted(int(g) for g in rng.choice(topology.num_gpus, size=int(rng.integers(jobs, 2 * jobs + 4)), replace=False))
+        counts = split(phase.work, phase.caps, len(gpus))
+        times = [w * slowdown(PROFILE, job, topology) / (g * speed(speeds, job, topology))
+                 for w, g, job in zip(phase.work, counts, assign(gpus, counts, topology))]
+        assert phase_time(phase, gpus, topology, PROFILE, speeds) == max(times)

@@ -135,9 +135,14 @@ def _flat(profile: tuple[float, ...]) -> bool:
     return len(set(profile)) == 1
 
 
+def uniform_speed(speeds: Mapping[str, float], topology: GpuTopology) -> bool:
+    """Whether every job of the app runs at speed 1 (an app without speeds, or an untyped cluster)."""
+    return not speeds or not topology.typed
+
+
 def speed(speeds: Mapping[str, float], gpus: Sequence[int] | frozenset[int], topology: GpuTopology) -> float:
     """speed_j of a job running on ``gpus``: the slowest of their GPU types for the app."""
-    if not speeds or not topology.typed:
+    if uniform_speed(speeds, topology):
         return 1.0
     types = topology.gpu_types
     return float(min(speeds[types[g]] for g in gpus))

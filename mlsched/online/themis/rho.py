@@ -28,7 +28,7 @@ from functools import lru_cache
 import numpy as np
 
 from mlsched.instance.gpu_topology import GpuTopology
-from mlsched.instance.themis_physics import assign, lpt_makespan, lpt_order, slowdown, speed, split
+from mlsched.instance.themis_physics import assign, lpt_makespan, lpt_order, slowdown, speed, split, uniform_speed
 from mlsched.sim.event_engine import AppView
 
 KEPT_TIMES_MAX = 4096   # estimates an app keeps across rounds before they are dropped
@@ -110,8 +110,11 @@ def phase_time(phase: Phase, gpus: Sequence[int], topology: GpuTopology, profile
         return math.inf
     if k < len(phase.work):
         return _duration(_makespan(tuple(phase.work), k), speed(speeds, gpus, topology))
-    return max(_duration(w * slowdown, g * rate)
-               for w, (g, slowdown, rate) in zip(phase.work, placement(phase, gpus, topology, profile, speeds)))
+    jobs = _slowed(tuple(gpus), _counts(tuple(phase.work), tuple(phase.caps), k), tuple(profile), topology)
+    if uniform_speed(speeds, topology):   # every job at speed 1: w S / (g 1.0) is w S / g
+        return max(w * slowdown / g for w, (g, slowdown, _) in zip(phase.work, jobs))
+    return max(_duration(w * slowdown, g * speed(speeds, job, topology))
+               for w, (g, slowdown, job) in zip(phase.work, jobs))
 
 
 def placement_score(app: App, gpus: Sequence[int], topology: GpuTopology) -> float:
@@ -124,6 +127,7 @@ def placement_score(app: App, gpus: Sequence[int], topology: GpuTopology) -> flo
 
 def time_left(app: App, gpus: Sequence[int], topology: GpuTopology) -> float:
     """T_sh(G) - elapsed: the sum of the phase times under G."""
+    gpus = tuple(gpus)   # once for all phases (each looks its jobs' slowdowns up by it)
     return sum(phase_time(p, gpus, topology, app.profile, app.speeds) for p in app.phases)
 
 
