@@ -36,7 +36,8 @@ choices below only affect the cuts' strength, never exactness):
   the most violated one (by more than CUT_VIOLATION) of each row is returned.
 Odd-cycle cuts of the conflict graph, separated exactly on the support, were measured and not
 adopted: with the cliques alone they left 34 instead of 35 of the 420 testbed64 programs to the
-integer program.
+integer program; added after the cliques and rounding cuts, on 20 sim_256 auctions, they left 130
+of 420 as before and made HiGHS's programs slower (welfare 6.3 against 4.9 CPU s).
 
 Conflicts are computed on the distinct usage vectors (the canonical tables of one auction share
 about 100 bundles among about 1,100 columns).
