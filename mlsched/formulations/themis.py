@@ -558,6 +558,8 @@ class _FixedWelfare:
                 if allocation is not None:
                     return allocation
                 fractional = np.flatnonzero((x > SUPPORT) & (x < 1.0 - SUPPORT))
+                if not len(fractional):   # integral but not an allocation (rounding at the capacities)
+                    return None
                 column = int(fractional[np.argmax(x[fractional])])
                 self.lp.changeColBounds(column, 1.0, 1.0)
                 fixed.append(column)

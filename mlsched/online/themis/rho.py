@@ -112,9 +112,8 @@ def phase_time(phase: Phase, gpus: Sequence[int], topology: GpuTopology, profile
         return _duration(_makespan(tuple(phase.work), k), speed(speeds, gpus, topology))
     jobs = _slowed(tuple(gpus), _counts(tuple(phase.work), tuple(phase.caps), k), tuple(profile), topology)
     if uniform_speed(speeds, topology):   # every job at speed 1: w S / (g 1.0) is w S / g
-        return max(w * slowdown / g for w, (g, slowdown, _) in zip(phase.work, jobs))
-    return max(_duration(w * slowdown, g * speed(speeds, job, topology))
-               for w, (g, slowdown, job) in zip(phase.work, jobs))
+        return max(w * slow / g for w, (g, slow, _) in zip(phase.work, jobs))
+    return max(_duration(w * slow, g * speed(speeds, job, topology)) for w, (g, slow, job) in zip(phase.work, jobs))
 
 
 def placement_score(app: App, gpus: Sequence[int], topology: GpuTopology) -> float:
