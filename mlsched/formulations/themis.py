@@ -60,7 +60,8 @@ import itertools
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -249,11 +250,22 @@ class _WelfareModel:
 
     def without(self, i: int, rows: Sequence[int]) -> tuple[float, list[int]]:
         """Phi*_{-i} and its columns, starting from the allocation ``rows`` without bidder i."""
-        self.h.changeRowBounds(i, 0.0, 0.0)
-        try:
+        with _left_out(self.h, i):
             return self.optimum(_indicator(self.sizes, rows, skip=i))
-        finally:
-            self.h.changeRowBounds(i, 1.0, 1.0)
+
+
+@contextmanager
+def _left_out(h: Any, bidder: int | None) -> Iterator[None]:
+    """Bidder ``bidder`` left out of the HiGHS model ``h`` of (P-PF) for the block (its one-row
+    sum_b y_b set to 0, then back to 1); nothing for None."""
+    if bidder is None:
+        yield
+        return
+    h.changeRowBounds(bidder, 0.0, 0.0)
+    try:
+        yield
+    finally:
+        h.changeRowBounds(bidder, 1.0, 1.0)
 
 
 def capacity_usage(program: ArrayProgram, bidders: int) -> np.ndarray:
@@ -400,9 +412,7 @@ class _FixedWelfare:
         removes); None when the LP is not solved."""
         import highspy
 
-        if skip is not None:
-            self.lp.changeRowBounds(skip, 0.0, 0.0)
-        try:
+        with _left_out(self.lp, skip):
             for round_ in range(MAX_CUT_ROUNDS):
                 self.lp.run()
                 if self.lp.getModelStatus() != highspy.HighsModelStatus.kOptimal:
@@ -420,9 +430,6 @@ class _FixedWelfare:
                 self._add(cuts)
             dual = np.asarray(self.lp.getSolution().row_dual)[len(self.sizes):]
             return _Relaxation(value, x, [np.maximum(dual, 0.0), np.maximum(-dual, 0.0)], allocation)
-        finally:
-            if skip is not None:
-                self.lp.changeRowBounds(skip, 1.0, 1.0)
 
     def _add(self, cuts: list[Cut]) -> None:
         """``cuts`` as rows of the LP and columns of :attr:`units` (their right-hand sides in :attr:`limits`)."""
@@ -509,13 +516,14 @@ class _FixedWelfare:
         if solution is not None and (start is None or self.program.cost @ solution > self.program.cost @ start):
             start = solution
         worth = -math.inf if start is None else float(self.program.cost @ start)   # the best known allocation's value
-        if relaxation is not None and not (start is not None and _meets(worth, relaxation.value)):
-            other = self._further_start(relaxation.x, skip)
-            if other is not None and self.program.cost @ other > worth:
-                start, worth = other, float(self.program.cost @ other)
-        if relaxation is not None and start is not None and _meets(worth, relaxation.value):
-            self.settled["lp"] += 1
-            return self._optimal(start, worth)
+        if relaxation is not None:
+            if start is None or not _meets(worth, relaxation.value):
+                other = self._further_start(relaxation.x, skip)
+                if other is not None and self.program.cost @ other > worth:
+                    start, worth = other, float(self.program.cost @ other)
+            if start is not None and _meets(worth, relaxation.value):
+                self.settled["lp"] += 1
+                return self._optimal(start, worth)
         program = self._with_cuts()
         keep = self.owner != skip
         if start is not None:
@@ -550,29 +558,26 @@ class _FixedWelfare:
 
         basis = self.lp.getBasis()
         fixed: list[int] = []
-        if skip is not None:
-            self.lp.changeRowBounds(skip, 0.0, 0.0)
         try:
-            for _ in range(MAX_DIVE_SOLVES):
-                allocation = self._allocation(x, skip)
-                if allocation is not None:
-                    return allocation
-                fractional = np.flatnonzero((x > SUPPORT) & (x < 1.0 - SUPPORT))
-                if not len(fractional):   # integral but not an allocation (rounding at the capacities)
-                    return None
-                column = int(fractional[np.argmax(x[fractional])])
-                self.lp.changeColBounds(column, 1.0, 1.0)
-                fixed.append(column)
-                self.lp.run()
-                if self.lp.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-                    return None
-                x = np.asarray(self.lp.getSolution().col_value)
-            return self._allocation(x, skip)
+            with _left_out(self.lp, skip):
+                for _ in range(MAX_DIVE_SOLVES):
+                    allocation = self._allocation(x, skip)
+                    if allocation is not None:
+                        return allocation
+                    fractional = np.flatnonzero((x > SUPPORT) & (x < 1.0 - SUPPORT))
+                    if not len(fractional):   # integral but not an allocation (rounding at the capacities)
+                        return None
+                    column = int(fractional[np.argmax(x[fractional])])
+                    self.lp.changeColBounds(column, 1.0, 1.0)
+                    fixed.append(column)
+                    self.lp.run()
+                    if self.lp.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+                        return None
+                    x = np.asarray(self.lp.getSolution().col_value)
+                return self._allocation(x, skip)
         finally:
             for column in fixed:
                 self.lp.changeColBounds(column, 0.0, 1.0)
-            if skip is not None:
-                self.lp.changeRowBounds(skip, 1.0, 1.0)
             self.lp.setBasis(basis)
 
     def _optimal(self, allocation: np.ndarray, value: float) -> float:

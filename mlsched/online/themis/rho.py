@@ -66,8 +66,14 @@ class App:
 def placement(phase: Phase, gpus: Sequence[int], topology: GpuTopology, profile: Sequence[float],
               speeds: Mapping[str, float]) -> list[tuple[int, float, float]]:
     """(GPUs, slowdown S_j, speed_j) per job when k >= number of jobs (§1.7 steps 1 and 3)."""
-    counts = _counts(tuple(phase.work), tuple(phase.caps), len(gpus))
-    return [(g, slow, speed(speeds, s, topology)) for g, slow, s in _slowed(tuple(gpus), counts, tuple(profile), topology)]
+    return [(g, slow, speed(speeds, job, topology)) for g, slow, job in _jobs(phase, gpus, topology, profile)]
+
+
+def _jobs(phase: Phase, gpus: Sequence[int], topology: GpuTopology,
+          profile: Sequence[float]) -> tuple[tuple[int, float, frozenset[int]], ...]:
+    """(GPUs, slowdown S_j, GPU set) of each job when k >= number of jobs, from the kept split
+    (:func:`_counts`) and slowdowns (:func:`_slowed`)."""
+    return _slowed(tuple(gpus), _counts(tuple(phase.work), tuple(phase.caps), len(gpus)), tuple(profile), topology)
 
 
 @lru_cache(maxsize=KEPT_PLACEMENTS)
@@ -110,7 +116,7 @@ def phase_time(phase: Phase, gpus: Sequence[int], topology: GpuTopology, profile
         return math.inf
     if k < len(phase.work):
         return _duration(_makespan(tuple(phase.work), k), speed(speeds, gpus, topology))
-    jobs = _slowed(tuple(gpus), _counts(tuple(phase.work), tuple(phase.caps), k), tuple(profile), topology)
+    jobs = _jobs(phase, gpus, topology, profile)
     if uniform_speed(speeds, topology):   # every job at speed 1: w S / (g 1.0) is w S / g
         return max(w * slow / g for w, (g, slow, _) in zip(phase.work, jobs))
     return max(_duration(w * slow, g * speed(speeds, job, topology)) for w, (g, slow, job) in zip(phase.work, jobs))
