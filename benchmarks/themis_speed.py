@@ -20,6 +20,7 @@ waiting on these small MILPs, with the same answers; decisions A8b).
 
     python benchmarks/themis_speed.py [--auctions 50] [--bidders 20] [--skip-run | --skip-auctions] [--run-apps N]
                                       [--solver-threads N]
+    python benchmarks/themis_speed.py --ties [--auctions 50]   # how often the re-solve picks among exact ties
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from mlsched.formulations import themis
 from mlsched.formulations.themis import Bidder
@@ -44,7 +46,7 @@ from mlsched.online.themis.bids import Offer, canonical_auction, canonical_bids
 from mlsched.online.themis.policy import Themis
 from mlsched.online.themis.rho import App, Phase, forget_kept_rules, rho
 from mlsched.sim.event_engine import SimOptions, simulate
-from mlsched.solve import set_solver_threads
+from mlsched.solve import ArrayProgram, Status, load_arrays, set_solver_threads, solve_arrays
 
 PATHS = ("fixed", "persistent", "fresh")   # the default first, the oracle last
 
@@ -78,6 +80,15 @@ def bidders_for(seed: int, count: int, topology: GpuTopology) -> list[Bidder]:
         app = random_app(rng, topology.num_gpus)
         out.append(Bidder(str(i), lambda b, app=app: rho(app, sorted(b), topology), app.demand))
     return out
+
+
+def offer_for(seed: int, topology: GpuTopology, offer_size: int | None) -> list[int]:
+    """The GPUs a seeded auction offers: all, or ``offer_size`` drawn at random."""
+    rng = np.random.default_rng(10_000 + seed)
+    gpus = topology.num_gpus
+    if offer_size is None or offer_size >= gpus:
+        return list(range(gpus))
+    return sorted(int(g) for g in rng.choice(gpus, size=offer_size, replace=False))
 
 
 def timed_resolve() -> list[float]:
@@ -126,10 +137,7 @@ def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int
     bid_ms, rows, winners = [], [], []
     disagreements: dict[str, list[int]] = {solves: [] for solves in PATHS[:-1]}
     for seed in range(auctions):
-        rng = np.random.default_rng(10_000 + seed)
-        gpus = topology.num_gpus
-        offered = (list(range(gpus)) if offer_size is None or offer_size >= gpus
-                   else sorted(int(g) for g in rng.choice(gpus, size=offer_size, replace=False)))
+        offered = offer_for(seed, topology, offer_size)
         group = bidders_for(seed, bidders, topology)
         forget_kept_rules()
         tick = time.process_time()
@@ -175,6 +183,82 @@ def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int
     print("  goal median < 100 ms, p95 < 500 ms; paper (Gurobi) median 354 ms, p95 1398 ms")
 
 
+def search_before_incumbent(program: ArrayProgram) -> tuple[np.ndarray, float, float, int]:
+    """``program`` solved by HiGHS as the re-solve is (no presolve), watched by its
+    improving-solution callback: the solution, the CPU ms before the first incumbent and in all,
+    and the number of incumbents."""
+    h = load_arrays(program, presolve=False)
+    found: list[float] = []
+    tick = time.process_time()
+    h.cbMipImprovingSolution.subscribe(lambda _: found.append(time.process_time()))
+    h.run()
+    total = time.process_time() - tick
+    return np.round(h.getSolution().col_value), 1e3 * (found[0] - tick if found else math.nan), 1e3 * total, len(found)
+
+
+def another_tie(program: ArrayProgram, chosen: np.ndarray) -> str:
+    """Whether an allocation other than ``chosen`` (0/1 by column) meets the re-solve's rows (its
+    welfare threshold among them) with no more GPUs: ``program`` with the rows GPUs <= chosen's
+    and "not all of chosen's columns", solved by HiGHS for feasibility. "tie" when one does, held
+    to every row of ``program`` without tolerance; "unique" when none does; "near" when HiGHS's
+    only meets a row within its feasibility tolerance."""
+    matrix = sp.csc_matrix((program.a_value, program.a_index, program.a_start),
+                           shape=(len(program.row_lower), len(program.cost)))
+    both = sp.vstack([matrix, sp.csr_matrix(program.cost), sp.csr_matrix(chosen)]).tocsc()
+    feasibility = replace(program, cost=np.zeros(len(program.cost)),
+                          row_lower=np.concatenate([program.row_lower, [-np.inf, -np.inf]]),
+                          row_upper=np.concatenate([program.row_upper, [program.cost @ chosen, chosen.sum() - 1]]),
+                          a_start=both.indptr, a_index=both.indices, a_value=both.data)
+    report = solve_arrays(feasibility, presolve=False)
+    if report.status is Status.INFEASIBLE:
+        return "unique"
+    if report.status is not Status.OPTIMAL:
+        raise RuntimeError(f"tie check not settled: {report.status.value} {report.message}")
+    other = np.round(report.schedule)
+    activity = matrix @ other
+    exact = (np.all(activity >= program.row_lower) and np.all(activity <= program.row_upper)
+             and program.cost @ other <= program.cost @ chosen and not np.array_equal(other, chosen))
+    return "tie" if exact else "near"
+
+
+def tie_census(label: str, topology: GpuTopology, auctions: int, bidders: int, offer_size: int | None) -> None:
+    """For the seeded auctions of :func:`auction_times` (default path): how often the fewest-GPU
+    re-solve (A8) chooses among exact ties, i.e. another allocation meets its welfare threshold
+    with as few GPUs, and how much of HiGHS's search comes before its first incumbent. An exact
+    path that shortened the re-solve (a start, fixing, a cutoff) would change that search, hence
+    its pick among the ties."""
+    programs: list[tuple[ArrayProgram, np.ndarray]] = []   # each re-solve's program and pick (0/1 by column)
+    resolve = themis._fewest_gpus
+
+    def run(program: ArrayProgram, tables: Any, phi_star: float) -> list[int]:
+        rows = resolve(program, tables, phi_star)
+        pick = np.zeros(len(program.cost))
+        pick[np.cumsum([0, *map(len, tables)])[:-1] + np.asarray(rows)] = 1.0
+        programs.append((themis.fewest_gpu_program(program, tables, phi_star), pick))
+        return rows
+    themis._fewest_gpus = run
+    try:
+        for seed in range(auctions):
+            canonical_auction(bidders_for(seed, bidders, topology), offer_for(seed, topology, offer_size), topology)
+    finally:
+        themis._fewest_gpus = resolve
+    ties: Counter[str] = Counter()
+    before, total, incumbents = [], [], []
+    for program, pick in programs:
+        chosen, first, whole, count = search_before_incumbent(program)
+        if not np.array_equal(chosen, pick):
+            raise RuntimeError("HiGHS watched by its callback picked another allocation than the re-solve")
+        ties[another_tie(program, chosen)] += 1
+        before.append(first)
+        total.append(whole)
+        incumbents.append(count)
+    print(f"{label}: {auctions} auctions, {len(programs)} fewest-GPU re-solves")
+    print(f"  another allocation ties with HiGHS's pick (welfare threshold met exactly, no more GPUs): {ties['tie']} of "
+          f"{len(programs)}; HiGHS's pick the only one: {ties['unique']}; another only within HiGHS's tolerance: {ties['near']}")
+    print(f"  HiGHS's search: {sum(before):.0f} of {sum(total):.0f} CPU ms before its first incumbent "
+          f"({sum(before) / sum(total):.1%}); incumbents per re-solve: {dict(sorted(Counter(incumbents).items()))}")
+
+
 def full_run(apps: int | None, lease: float, solver_threads: int | None) -> None:
     inst = generate_themis(workload="W1", gpus=64)
     if apps is not None:
@@ -199,12 +283,18 @@ def main() -> None:
     parser.add_argument("--bidders", type=int, default=20)
     parser.add_argument("--skip-run", action="store_true", help="only the auction timings")
     parser.add_argument("--skip-auctions", action="store_true", help="only the full simulated run")
+    parser.add_argument("--ties", action="store_true", help="instead of the timings: how often the fewest-GPU re-solve "
+                        "chooses among exact ties, and when HiGHS finds its incumbent")
     parser.add_argument("--run-apps", type=int, default=None, help="first N W1 apps by arrival (default all)")
     parser.add_argument("--lease", type=float, default=600.0)
     parser.add_argument("--solver-threads", type=int, default=None, help="HiGHS threads (0: HiGHS's own; default: HiGHS's own "
                         "for the benchmark auctions, the policy's 1 for the run)")
     args = parser.parse_args()
     set_solver_threads(args.solver_threads)
+    if args.ties:
+        tie_census("testbed64", preset("testbed64"), args.auctions, args.bidders, None)
+        tie_census("sim_256, 64 free GPUs", preset("sim_256"), args.auctions, args.bidders, 64)
+        return
     if not args.skip_auctions:
         auction_times("testbed64 (1 rack, 20 machines)", preset("testbed64"), args.auctions, args.bidders, None)
         auction_times("sim_256, 64 free GPUs drawn at random over its 8 racks", preset("sim_256"), args.auctions,

@@ -648,19 +648,26 @@ def tie_threshold(phi_star: float) -> float:
     return math.floor((phi_star - 1e-9 * max(1.0, abs(phi_star))) / TIE_GRID) * TIE_GRID
 
 
-def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: float) -> list[int]:
-    """Among allocations with welfare >= :func:`tie_threshold` of Phi*, one with the fewest GPUs (A8)."""
+def fewest_gpu_program(program: ArrayProgram, tables: Sequence[BidTable], phi_star: float) -> ArrayProgram:
+    """A8's re-solve of (P-PF) ``program``: the fewest GPUs (each column costs its bundle's size)
+    among allocations with welfare >= :func:`tie_threshold` of Phi* (the welfare row after the
+    program's rows)."""
     n = len(program.cost)
     welfare_row = len(program.row_lower)
     index = np.insert(program.a_index, program.a_start[1:], welfare_row)
     value = np.insert(program.a_value, program.a_start[1:], program.cost)
-    tiebreak = ArrayProgram(
+    return ArrayProgram(
         cost=np.array([float(len(bundle)) for table in tables for bundle, _ in table]),
         col_lower=program.col_lower, col_upper=program.col_upper,
         row_lower=np.append(program.row_lower, tie_threshold(phi_star)),
         row_upper=np.append(program.row_upper, np.inf),
         a_start=program.a_start + np.arange(n + 1), a_index=index, a_value=value, integer=True, sense="min")
-    report = _proven(tiebreak, "PF tie-break re-solve failed")
+
+
+def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: float) -> list[int]:
+    """Among allocations with welfare >= :func:`tie_threshold` of Phi*, one with the fewest GPUs
+    (A8): HiGHS's pick when several tie in GPU count too."""
+    report = _proven(fewest_gpu_program(program, tables, phi_star), "PF tie-break re-solve failed")
     return _rows([len(t) for t in tables], report.schedule)
 
 
