@@ -63,6 +63,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -453,8 +454,9 @@ class _FixedWelfare:
                        row_upper=np.concatenate([p.row_upper, self.limits[len(self.capacity):]]),
                        a_start=matrix.indptr, a_index=matrix.indices, a_value=matrix.data)
 
+    @cached_property
     def _empty(self) -> list[int] | None:
-        """Every bidder's first row that uses nothing, when each has one."""
+        """Every bidder's first row that uses nothing, when each has one (found once per auction)."""
         empty = [np.flatnonzero(~self.usage[start:start + size].any(axis=1))
                  for start, size in zip(self.offsets, self.sizes)]
         return [int(e[0]) for e in empty] if all(len(e) for e in empty) else None
@@ -498,7 +500,7 @@ class _FixedWelfare:
 
     def optimum(self, rows: Sequence[int] | None = None, skip: int | None = None) -> float:
         """Phi* (``skip`` None) or Phi*_{-skip}, from the feasible allocation ``rows`` (default:
-        :meth:`_lp_greedy` for Phi*; :meth:`_empty` without bidder ``skip`` or when the LP is not
+        :meth:`_lp_greedy` for Phi*; :attr:`_empty` without bidder ``skip`` or when the LP is not
         solved). Without bidder ``skip``, the start is first held against :meth:`_bound_without`."""
         start = None if rows is None else _indicator(self.sizes, self.improve(rows, skip), skip=skip)
         known = -math.inf if start is None else float(self.program.cost @ start)
@@ -510,7 +512,7 @@ class _FixedWelfare:
             self.prices += [lagrangian_bound(self.program.cost, self.units, self.limits, self.sizes, u)[1:]
                             for u in relaxation.multipliers]
         if start is None:
-            rows = self._lp_greedy(relaxation.x) if relaxation is not None and skip is None else self._empty()
+            rows = self._lp_greedy(relaxation.x) if relaxation is not None and skip is None else self._empty
             start = None if rows is None else _indicator(self.sizes, self.improve(rows, skip), skip=skip)
         solution = None if relaxation is None else relaxation.allocation
         if solution is not None and (start is None or self.program.cost @ solution > self.program.cost @ start):
@@ -593,7 +595,7 @@ class _FixedWelfare:
         The optimum without ``skip`` often reallocates the same GPUs as the optimum without another
         bidder, while the PF allocation less ``skip`` would need many bidders to move at once.
         None without optima or when some bidder has no row that uses nothing."""
-        empty = self._empty()
+        empty = self._empty
         if empty is None or not self.optima:
             return None
         best, value = None, -math.inf
