@@ -200,8 +200,8 @@ def another_tie(program: ArrayProgram, chosen: np.ndarray) -> str:
     """Whether an allocation other than ``chosen`` (0/1 by column) meets the re-solve's rows (its
     welfare threshold among them) with no more GPUs: ``program`` with the rows GPUs <= chosen's
     and "not all of chosen's columns", solved by HiGHS for feasibility. "tie" when one does, held
-    to every row of ``program`` without tolerance; "unique" when none does; "near" when HiGHS's
-    only meets a row within its feasibility tolerance."""
+    to every row of ``program`` without tolerance; "unique" when none does; "near" when the
+    allocation HiGHS finds meets some row only within its feasibility tolerance."""
     matrix = sp.csc_matrix((program.a_value, program.a_index, program.a_start),
                            shape=(len(program.row_lower), len(program.cost)))
     both = sp.vstack([matrix, sp.csr_matrix(program.cost), sp.csr_matrix(chosen)]).tocsc()
