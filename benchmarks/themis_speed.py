@@ -202,20 +202,15 @@ def another_tie(program: ArrayProgram, chosen: np.ndarray) -> str:
     and "not all of chosen's columns", solved by HiGHS for feasibility. "tie" when one does, held
     to every row of ``program`` without tolerance; "unique" when none does; "near" when the
     allocation HiGHS finds meets some row only within its feasibility tolerance."""
-    matrix = sp.csc_matrix((program.a_value, program.a_index, program.a_start),
-                           shape=(len(program.row_lower), len(program.cost)))
-    both = sp.vstack([matrix, sp.csr_matrix(program.cost), sp.csr_matrix(chosen)]).tocsc()
-    feasibility = replace(program, cost=np.zeros(len(program.cost)),
-                          row_lower=np.concatenate([program.row_lower, [-np.inf, -np.inf]]),
-                          row_upper=np.concatenate([program.row_upper, [program.cost @ chosen, chosen.sum() - 1]]),
-                          a_start=both.indptr, a_index=both.indices, a_value=both.data)
-    report = solve_arrays(feasibility, presolve=False)
+    feasibility = program.with_rows(sp.csr_matrix(np.vstack([program.cost, chosen])), [-np.inf, -np.inf],
+                                    [program.cost @ chosen, chosen.sum() - 1])
+    report = solve_arrays(replace(feasibility, cost=np.zeros(len(program.cost))), presolve=False)
     if report.status is Status.INFEASIBLE:
         return "unique"
     if report.status is not Status.OPTIMAL:
         raise RuntimeError(f"tie check not settled: {report.status.value} {report.message}")
     other = np.round(report.schedule)
-    activity = matrix @ other
+    activity = program.matrix @ other
     exact = (np.all(activity >= program.row_lower) and np.all(activity <= program.row_upper)
              and program.cost @ other <= program.cost @ chosen and not np.array_equal(other, chosen))
     return "tie" if exact else "near"
@@ -232,9 +227,7 @@ def tie_census(label: str, topology: GpuTopology, auctions: int, bidders: int, o
 
     def run(program: ArrayProgram, tables: Any, phi_star: float) -> list[int]:
         rows = resolve(program, tables, phi_star)
-        pick = np.zeros(len(program.cost))
-        pick[np.cumsum([0, *map(len, tables)])[:-1] + np.asarray(rows)] = 1.0
-        programs.append((themis.fewest_gpu_program(program, tables, phi_star), pick))
+        programs.append((themis.fewest_gpu_program(program, tables, phi_star), themis._indicator(list(map(len, tables)), rows)))
         return rows
     themis._fewest_gpus = run
     try:

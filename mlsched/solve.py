@@ -581,6 +581,23 @@ class ArrayProgram:
         return np.asarray(self.integer_columns, dtype=bool)
 
     @property
+    def matrix(self) -> Any:
+        """A as a SciPy compressed-column matrix (one row per row, one column per column)."""
+        import scipy.sparse as sp
+
+        return sp.csc_matrix((self.a_value, self.a_index, self.a_start), shape=(len(self.row_lower), len(self.cost)))
+
+    def with_rows(self, rows: Any, lower: Any, upper: Any) -> ArrayProgram:
+        """This program with ``rows`` (a SciPy sparse matrix, one column per column) after its own
+        rows, bounded by ``lower`` and ``upper``."""
+        import scipy.sparse as sp
+
+        matrix = sp.vstack([self.matrix, rows]).tocsc()
+        return replace(self, row_lower=np.concatenate([self.row_lower, lower]),
+                       row_upper=np.concatenate([self.row_upper, upper]),
+                       a_start=matrix.indptr, a_index=matrix.indices, a_value=matrix.data)
+
+    @property
     def is_mip(self) -> bool:
         """Some column is integer (HiGHS then reports a MIP bound)."""
         if not self.integer or not len(self.cost):

@@ -86,13 +86,10 @@ class Packing:
     def cvxpy_problem(self) -> Any:
         """The LP as a cvxpy problem (a second, independent solver path for the relaxations)."""
         import cvxpy as cp
-        import scipy.sparse as sp
 
         arrays = self.arrays(integer=False)
-        matrix = sp.csc_matrix((arrays.a_value, arrays.a_index, arrays.a_start),
-                               shape=(len(arrays.row_upper), self.size))
         y = cp.Variable(self.size, nonneg=True)
-        return cp.Problem(cp.Maximize(arrays.cost @ y), [matrix @ y <= arrays.row_upper])
+        return cp.Problem(cp.Maximize(arrays.cost @ y), [arrays.matrix @ y <= arrays.row_upper])
 
     def model(self, name: str, *, integer: bool) -> pyo.ConcreteModel:
         m = pyo.ConcreteModel(name=name)

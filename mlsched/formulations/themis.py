@@ -447,12 +447,8 @@ class _FixedWelfare:
 
     def _with_cuts(self) -> ArrayProgram:
         """(P-PF) with the cut rows after its capacity rows."""
-        p = self.program
-        matrix = sp.vstack([sp.csc_matrix((p.a_value, p.a_index, p.a_start), shape=(len(p.row_lower), len(p.cost))),
-                            sp.csr_matrix(self.units[:, len(self.capacity):].T)]).tocsc()
-        return replace(p, row_lower=np.concatenate([p.row_lower, np.full(len(self.cuts), -np.inf)]),
-                       row_upper=np.concatenate([p.row_upper, self.limits[len(self.capacity):]]),
-                       a_start=matrix.indptr, a_index=matrix.indices, a_value=matrix.data)
+        return self.program.with_rows(sp.csr_matrix(self.units[:, len(self.capacity):].T),
+                                      np.full(len(self.cuts), -np.inf), self.limits[len(self.capacity):])
 
     @cached_property
     def _empty(self) -> list[int] | None:
