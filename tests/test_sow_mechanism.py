@@ -84,6 +84,24 @@ def test_infinite_price_is_minus_infinity_and_ties_pick_earliest() -> None:
     assert best_start(3, [1], [1.0], 3, value, price, fail) == (None, 0.0)
 
 
+def test_equal_unit_prices_give_bitwise_equal_interval_prices() -> None:
+    # Every interval over the same unit prices has the same price to the last bit (ties between
+    # starts stay ties); infinite unit prices block every interval that covers them.
+    rng = np.random.default_rng(3)
+    for unit in (np.full(40, 1 / 12), np.full(40, 0.1), np.tile(rng.random(3), 15)):
+        period = 3 if unit[0] != unit[1] else 1
+        for width in (1, 2, 3):
+            price = interval_prices(unit, width, 5)
+            for l in range(1, 6):
+                finite = price[:len(unit) - l + 1, l - 1]
+                assert np.array_equal(finite[period:], finite[:-period])
+                assert np.isinf(price[len(unit) - l + 1:, l - 1]).all()
+                assert np.allclose(finite[0], width * unit[:l].sum(), rtol=1e-15)
+    blocked = interval_prices(np.array([1.0, 2.0, np.inf, 3.0, 4.0]), 2, 3)
+    assert blocked.tolist() == [[2.0, 6.0, np.inf], [4.0, np.inf, np.inf], [np.inf] * 3,
+                                [6.0, 14.0, np.inf], [8.0, np.inf, np.inf]]
+
+
 def test_shared_start_across_durations_section_3_4() -> None:
     # sigma constant, a = 1, l in {1, 3} w.p. 1/2, v(1) = 10 else 0, 1 per node-round, no failures:
     # the shared start 1 gives 0.5 * 9 + 0.5 * (0 - 3) = 3.

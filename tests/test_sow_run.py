@@ -12,14 +12,14 @@ import pytest
 from mlsched import bruteforce
 from mlsched.baselines.sow import GreedyStart, UpFrontReservation
 from mlsched.exact import exact_sow
-from mlsched.instance import dumps, loads
+from mlsched.instance import dumps, from_dict, loads
 from mlsched.instance.generators.sow import generate_sow, tiny_sow
 from mlsched.instance.sow import Realization
 from mlsched.online.sow.mechanism import SowMechanism
 from mlsched.sim import sow_check
 from mlsched.sim.sow_run import realizations, run_sow
 from mlsched.solve import Status
-from sow_builders import t3_instance, t4_instance
+from sow_builders import document, t3_instance, t4_instance
 
 
 def test_t3_through_the_round_loop() -> None:
@@ -45,6 +45,24 @@ def test_t3_through_the_round_loop() -> None:
     pbar = prices.L * prices.base ** (out.relaxed_usage / prices.capacity)
     assert out.relaxed_welfare >= 5 / (2 * math.log(32)) * float((pbar - prices.L).sum()) - 1e-9
     assert math.isclose(5 / (2 * math.log(32)) * float((pbar - prices.L).sum()), 5 / (2 * math.log(32)) * 7.5)
+
+
+def test_equal_starts_tie_to_the_earliest_at_equal_unit_prices() -> None:
+    # C = 3, eps = 0.2 -> C' = 2.5; d_max = 2, D = 3, V = 4 -> L = 1/12, every unit price 1/12 at
+    # usage 0 and infinite above C' - d_max = 0.5. J1 (width 2, a = 1, l = 2, v = 1.09 up to round 3)
+    # has starts 1 and 2 at the same utility 1.09 - 2 (1/12 + 1/12) and takes the earliest, 1
+    # (spec §3.2); J2 (a = 3, l = 2, v = 2.58 up to round 4) then starts at 3 at price 1/3 and
+    # completes: welfare 3.67 = E[H]. Interval prices as differences of one cumulative sum priced
+    # start 2 an ulp below start 1, J1 took round 3 and J2 was not launched (welfare 1.09).
+    jobs = [{"id": "j1", "birth": 1, "width": 2, "values": [1.09, 1.09, 1.09, 0, 0],
+             "support": [{"arrival": 1, "duration": 2, "signal": 2, "prob": 1}]},
+            {"id": "j2", "birth": 1, "width": 2, "values": [2.58, 2.58, 2.58, 2.58, 0],
+             "support": [{"arrival": 3, "duration": 2, "signal": 2, "prob": 1}]}]
+    inst = from_dict(document(jobs, capacity=3, d_max=2, max_duration=3, max_value=4, window=5))
+    out = run_sow(inst, SowMechanism(eps=0.2)).outcomes[0]
+    assert [j.start for j in out.jobs] == [1, 3]
+    assert [j.payment for j in out.jobs] == [1 / 3, 1 / 3]
+    assert out.welfare == pytest.approx(3.67) and exact_sow(inst).objective == pytest.approx(3.67)
 
 
 def test_t4_benchmarks() -> None:

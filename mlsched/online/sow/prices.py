@@ -55,15 +55,18 @@ class ExpPrices:
 
 def interval_prices(unit: npt.ArrayLike, width: int, max_duration: int) -> npt.NDArray[np.float64]:
     """Table P[s, l - 1] = width * sum_{t=s}^{s+l-1} unit[t]; inf for intervals past the array's end
-    or covering an infinite unit price."""
+    or covering an infinite unit price.
+
+    Each interval's sum is accumulated from its own first round, left to right, so intervals with
+    the same unit prices have bitwise the same price and ties between starts stay ties (the launch
+    plan takes the earliest maximiser, spec §3.2). Differences of one cumulative sum over all rounds
+    round each interval differently: three rounds at 1/12 each came to 0.25, 0.24999999999999997 or
+    0.25000000000000006 by start, and the later start won the tie."""
     u = np.asarray(unit, dtype=float)
     n = u.shape[0]
-    blocked = np.isinf(u)
-    sums = np.concatenate([[0.0], np.cumsum(np.where(blocked, 0.0, u))])
-    infs = np.concatenate([[0], np.cumsum(blocked)])
-    starts = np.arange(n)[:, None]
-    ends = starts + np.arange(1, max_duration + 1)[None, :]          # s + l
-    inside = ends <= n
-    ends = np.minimum(ends, n)
-    table = width * (sums[ends] - sums[starts])
-    return np.where(inside & (infs[ends] == infs[starts]), table, np.inf)
+    table = np.full((n, max_duration), np.inf)
+    running = np.zeros(n)
+    for l in range(1, min(max_duration, n) + 1):   # running[s] = unit[s] + ... + unit[s + l - 1]
+        running = running[:n - l + 1] + u[l - 1:]
+        table[:n - l + 1, l - 1] = width * running
+    return table
