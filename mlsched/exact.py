@@ -357,7 +357,9 @@ def exact_astraea(instance: MultiTenantInstance, *, variant: str = "admission", 
     (:func:`mlsched.formulations.astraea.program_schedule`), kept if the reading passes the checker
     within P-OFF's horizon (and runs every job under "all-jobs"), and scored by its realized
     utility, which is P-OFF's objective at that point. The best is HiGHS's MIP start and a floor on
-    the incumbent, so OPT >= max ALG whatever the time limit.
+    the incumbent, so OPT >= max ALG whatever the time limit; P-OFF's horizon reaches the latest
+    completion of these schedules (spec §2.5: T = max(ALG makespan, ...)) unless the instance gives
+    its own or the exact affine rule sets it, and the message then names it.
 
     ``time_limit`` covers the whole call: the MILP (and its verification) gets MILP_SHARE of what
     is left after the build. When it is not proven optimal, the bound is the least of the MILP's
@@ -367,8 +369,32 @@ def exact_astraea(instance: MultiTenantInstance, *, variant: str = "admission", 
     if variant not in ASTRAEA_VARIANTS:
         raise UsageError(f"unknown Astraea variant {variant!r}; choose one of {', '.join(ASTRAEA_VARIANTS)}")
     budget = TimeBudget(time_limit)
-    report = _exact_astraea(instance, variant, relax, verify, starts, budget)
+    covering = _horizon_covering(instance, variant, starts)
+    report = _exact_astraea(covering, variant, relax, verify, starts, budget)
+    if covering is not instance:
+        report = replace(report, message=f"{report.message}; horizon {covering.horizon} slots, the runs' latest "
+                                         f"completion".lstrip("; "))
     return replace(report, steps=budget.log)
+
+
+def _horizon_covering(instance: MultiTenantInstance, variant: str,
+                      starts: Sequence[TenantSchedule | SlotRun]) -> MultiTenantInstance:
+    """``instance`` with P-OFF's horizon lengthened to the latest completion of the runs' schedules
+    (as P-OFF reads them) when that is later than the horizon rule's (spec §2.5: T = max(ALG
+    makespan, max_j r_j + sum_j min_k d_jk)), so that every run is a point of P-OFF and OPT >= max
+    ALG; unchanged when the instance gives its horizon or the rule is exact
+    (:func:`mlsched.formulations.astraea.exact_horizon`: a later completion is worth less than
+    nothing, and the reading drops that job)."""
+    if instance.horizon is not None or astraea.exact_horizon(instance, variant):
+        return instance
+    latest = max((int(schedule.completions(instance)[schedule.start > 0].max(initial=0))
+                  for schedule in (_schedule_of(instance, run) for run in starts)), default=0)
+    return instance if latest <= astraea.offline_horizon(instance, variant) else replace(instance, horizon=latest)
+
+
+def _schedule_of(instance: MultiTenantInstance, run: TenantSchedule | SlotRun) -> TenantSchedule:
+    """A run's schedule: a preemptive run's non-preemptive part (:meth:`SlotRun.unbroken`)."""
+    return run.unbroken(instance) if isinstance(run, SlotRun) else run
 
 
 def _exact_astraea(instance: MultiTenantInstance, variant: str, relax: bool, verify: bool | str,
@@ -473,7 +499,7 @@ def _astraea_start(instance: MultiTenantInstance, variant: str,
                    run: TenantSchedule | SlotRun) -> tuple[float, TenantSchedule] | None:
     """A run's schedule as P-OFF reads it and its realized utility, if the run passes the checker
     and the reading is a point of the ``variant`` program."""
-    schedule = run.unbroken(instance) if isinstance(run, SlotRun) else run
+    schedule = _schedule_of(instance, run)
     if multi_tenant_check.check(instance, schedule, online=True):
         return None
     candidate = astraea.program_schedule(instance, schedule, variant)

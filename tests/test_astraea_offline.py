@@ -3,6 +3,7 @@ the hand-checked optima, a brute force written apart from the MILP, the bounds, 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 
@@ -14,7 +15,9 @@ from model_rows import violated_rows
 from mlsched import bruteforce
 from mlsched.cli import main
 from mlsched.errors import UsageError
+from mlsched.exact import exact_astraea
 from mlsched.formulations import astraea
+from mlsched.formulations.astraea import Config
 from mlsched.instance import dumps, loads
 from mlsched.instance.multi_tenant import duration
 from mlsched.instance.parameter_server import eq1_rates
@@ -123,6 +126,48 @@ def test_p_off_meets_brute_force(seed):
                 k=-float(rng.integers(1, 20)), g=float(rng.integers(5, 60))) for i in range(2)]
     inst = system(jobs, servers=servers, tenants=[(total_w, total_p)], horizon=4)
     assert opt(inst) == pytest.approx(brute_force(inst, 4), abs=1e-7)
+
+
+def two_wide_jobs_on_one_server():
+    """One server of 2 workers and 1 PS; two jobs of 6 chunks released at 0 (first slot 1): K_j
+    holds distributed configurations of up to 6 workers (W = 6: 2 slots), but no more than 2
+    workers fit the cluster (W = 2 centralized: 3 slots)."""
+    jobs = [job(f"j{i}", "u1", arrival=0, chunks=6, central=1.0, distributed=0.5) for i in range(2)]
+    return system(jobs, servers=[(2, 1)], tenants=[(2, 1)])
+
+
+def test_horizon_counts_only_configurations_that_fit_the_cluster():
+    inst = two_wide_jobs_on_one_server()
+    configs = astraea.configurations(inst, inst.jobs[0])
+    assert min(c.duration for c in configs) == 2 and not astraea.runs_alone(inst, Config(6, False, 2))
+    assert [c.duration for c in configs if astraea.runs_alone(inst, c)] == [6, 3, 12, 6]
+    # the jobs one after another at 3 slots each: slots 1..6 (the shortest of every configuration,
+    # 2 + 2, would give 4 slots, in which the all-jobs program has no schedule)
+    assert astraea.offline_horizon(inst, "all-jobs") == 6
+    report = exact_astraea(inst, variant="all-jobs")
+    assert report.status is Status.OPTIMAL
+    assert report.objective == pytest.approx(bruteforce.astraea_opt(dataclasses.replace(inst, horizon=6),
+                                                                    variant="all-jobs"))
+    assert bruteforce.astraea_opt(dataclasses.replace(inst, horizon=4), variant="all-jobs") is None
+
+
+def test_horizon_reaches_the_runs_latest_completion():
+    # spec §2.5: T = max(ALG makespan, ...). A run ending at slot 8, after the rule's 6, is a point of
+    # P-OFF over slots 1..8, so OPT >= its utility; the admission variant of affine utilities keeps
+    # its exact horizon (a later completion is worth less than nothing).
+    inst = two_wide_jobs_on_one_server()
+    late = TenantSchedule(np.array([1, 6]), np.array([[2], [2]]), np.array([[1], [1]]), "late")
+    assert check(inst, late, 8) == [] and late.completions(inst).tolist() == [3, 8]
+    report = exact_astraea(inst, variant="all-jobs", starts=[late])
+    assert report.status is Status.OPTIMAL and "horizon 8 slots" in report.message
+    assert report.objective >= realized_utilities(inst, late).sum()
+    assert report.objective == pytest.approx(bruteforce.astraea_opt(dataclasses.replace(inst, horizon=8),
+                                                                    variant="all-jobs"))
+    admission = exact_astraea(inst, starts=[late])
+    assert astraea.exact_horizon(inst, "admission") and "horizon" not in admission.message
+    given = exact_astraea(dataclasses.replace(inst, horizon=6), variant="all-jobs", starts=[late])
+    assert "horizon" not in given.message
+    assert given.objective == pytest.approx(bruteforce.astraea_opt(dataclasses.replace(inst, horizon=6), variant="all-jobs"))
 
 
 def test_round_trip_and_bad_input(tmp_path, capsys):

@@ -83,6 +83,32 @@ def test_baselines_on_random_instances(policy) -> None:
     assert completed > 100
 
 
+@pytest.mark.parametrize("policy", [GandivaFair, HiveD], ids=["gandiva_fair", "hived"])
+def test_utilization_is_averaged_over_the_makespan(policy) -> None:
+    # EX (8 workers): both baselines complete their jobs by slot 7 and simulate on to slot 153 with
+    # a job that never completes and holds nothing; 20 worker-slots over slots 1..7 (the window of
+    # the non-preemptive runs, mean_utilization), not over all 153 slots simulated.
+    inst = ex()
+    run = run_tenant(inst, policy())
+    summary = run.summary(inst)
+    assert summary["makespan"] == 7 and run.slots > summary["makespan"]
+    used = sum(int(w) * (min(int(last), 7) - int(first) + 1)
+               for first, last, w in zip(run.first, run.last, run.workers) if first <= 7)
+    assert used == 20 and summary["utilization"] == pytest.approx(20 / (7 * 8))
+    averaged = 0
+    for seed in range(60):
+        tiny = tiny_astraea(seed)
+        slot_run = run_tenant(tiny, policy())
+        makespan = int(slot_run.completion.max(initial=0))
+        per_slot = np.zeros(makespan + 1)
+        for first, last, w in zip(slot_run.first, slot_run.last, slot_run.workers):
+            per_slot[first:min(last, makespan) + 1] += w
+        expected = per_slot[1:].sum() / (makespan * int(tiny.worker_capacity.sum())) if makespan else 0.0
+        assert slot_run.summary(tiny)["utilization"] == pytest.approx(expected)
+        averaged += slot_run.slots > makespan > 0
+    assert averaged > 0
+
+
 def _placeable(inst, j) -> bool:
     return first_fit(inst, FreeSlots.of(inst), gang_size(inst.jobs[j]), range(len(inst.servers))) is not None
 

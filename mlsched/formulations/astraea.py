@@ -50,7 +50,10 @@ the measurements are in docs/decisions.md §2.5):
 
 Horizon T: the instance's ``horizon`` if given; else for affine utilities in the admission
 variant max_j (r_j + floor(g_j / |k_j|)) (exact: no job is worth finishing later); else
-max_j r'_j + sum_j min_k d_jk - 1 (every job fits after the last release, one after another).
+max_j r'_j + sum_j min_k d_jk - 1, the minimum over the configurations that fit the empty cluster
+(:func:`runs_alone`), so that every job fits after the last release, one after another (the spec's
+max(ALG makespan, ...) takes the runs' makespan in :func:`mlsched.exact.exact_astraea`, which
+lengthens T to the latest completion of the schedules it is given).
 
 IRMP(J, D) (Lemma 1; :func:`irmp`) is P-OFF with every r_j := 0, T := D, f := phi_j(t^+), admission
 allowed.
@@ -85,6 +88,7 @@ import pyomo.environ as pyo
 from mlsched.errors import UsageError
 from mlsched.formulations.rows import row
 from mlsched.instance.multi_tenant import MultiTenantInstance, TenantJob, duration
+from mlsched.instance.parameter_server import ps_needed
 from mlsched.instance.utility import Affine
 from mlsched.sim.multi_tenant_check import TenantSchedule, check, realized_utilities
 from mlsched.solve import Built
@@ -116,6 +120,20 @@ def configurations(instance: MultiTenantInstance, job: TenantJob, max_workers: i
                 seen.add(d)
                 out.append(Config(w, centralized, d))
     return out
+
+
+def runs_alone(instance: MultiTenantInstance, config: Config) -> bool:
+    """Whether ``config`` can be placed on the empty cluster: centralized, W workers and a PS on
+    one server (3j); distributed, W workers in all and a server whose PS slots, holding as many of
+    the workers as it can, cover the workers on the other servers (3i) (one PS server is the
+    easiest placement: each server that hosts a PS must cover the workers elsewhere itself)."""
+    workers, ps = instance.worker_capacity, instance.ps_capacity
+    if config.centralized:
+        return bool(np.any((workers >= config.workers) & (ps >= 1)))
+    if config.workers > workers.sum():
+        return False
+    elsewhere = config.workers - np.minimum(workers, config.workers)
+    return bool(np.any(ps >= np.maximum(1, ps_needed(elsewhere, instance.worker_bandwidth, instance.ps_bandwidth))))
 
 
 def start_slots(instance: MultiTenantInstance, job: TenantJob, config: Config, horizon: int) -> range:
@@ -152,15 +170,23 @@ def integer_count(instance: MultiTenantInstance, variant: str, columns: int | No
     return columns + 4 * instance.num_jobs * len(instance.servers)
 
 
+def exact_horizon(instance: MultiTenantInstance, variant: str) -> bool:
+    """Whether P-OFF's horizon rule is exact (module docstring): affine utilities of negative slope
+    in the admission variant, where no job is worth finishing later."""
+    return variant != "all-jobs" and bool(instance.jobs) and all(
+        isinstance(j.utility, Affine) and j.utility.k < 0 for j in instance.jobs)
+
+
 def offline_horizon(instance: MultiTenantInstance, variant: str) -> int:
     """The last slot of P-OFF (module docstring)."""
     if instance.horizon is not None:
         return instance.horizon
     jobs = instance.jobs
-    if variant != "all-jobs" and jobs and all(isinstance(j.utility, Affine) and j.utility.k < 0 for j in jobs):
+    if exact_horizon(instance, variant):
         origin = [j.arrival if instance.time_origin == "arrival" else 0 for j in jobs]
         return max(1, max(o + math.floor(j.utility.g / -j.utility.k) for o, j in zip(origin, jobs)))
-    shortest = [min(c.duration for c in configurations(instance, j)) for j in jobs]
+    shortest = [min((c.duration for c in configurations(instance, j) if runs_alone(instance, c)), default=0)
+                for j in jobs]   # a job no configuration of which fits the cluster never runs
     return max(1, max((instance.first_slot(j) for j in jobs), default=1) + sum(shortest) - 1)
 
 

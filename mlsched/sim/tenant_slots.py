@@ -110,10 +110,14 @@ class SlotRun:
         return schedule
 
     def summary(self, instance: MultiTenantInstance) -> dict[str, Any]:
+        """§5.3's metrics; the utilization is the mean of util(t) over t = 1..makespan, as for the
+        non-preemptive runs (:func:`mlsched.tenant_metrics.mean_utilization`): slots simulated after
+        the last completion, where only jobs that never complete hold workers, are left out."""
         utilities = self.utilities(instance)
-        util = self.utilization(instance)
+        makespan = int(self.completion.max(initial=0))
+        util = self.utilization(instance)[:makespan]
         row = tenant_summary(instance, utilities, self.completion > 0, float(util.mean()) if util.size else 0.0,
-                             int(self.completion.max(initial=0)), self.gains(instance))
+                             makespan, self.gains(instance))
         return {**row, "wall_seconds": self.wall_seconds, "seconds_per_job": self.wall_seconds / max(1, instance.num_jobs)}
 
 
