@@ -65,6 +65,18 @@ def test_equal_starts_tie_to_the_earliest_at_equal_unit_prices() -> None:
     assert out.welfare == pytest.approx(3.67) and exact_sow(inst).objective == pytest.approx(3.67)
 
 
+def test_relaxed_welfare_and_eviction_cost_only_for_the_reduction() -> None:
+    # W_R and W_R - E[W] belong to Algorithm 2's relaxed plan; the baselines have none (not 0,
+    # which made their eviction cost -E[W])
+    inst = t3_instance()
+    mechanism = run_sow(inst, SowMechanism(eps=0.2)).summary(inst)
+    assert mechanism["relaxed_welfare"] == 32.0 and mechanism["eviction_cost"] == 0.0
+    for baseline in (GreedyStart(), UpFrontReservation()):
+        summary = run_sow(inst, baseline).summary(inst)
+        assert summary["welfare"] > 0
+        assert math.isnan(summary["relaxed_welfare"]) and math.isnan(summary["eviction_cost"])
+
+
 def test_t4_benchmarks() -> None:
     inst = t4_instance()
     h = exact_sow(inst, variant="hindsight")

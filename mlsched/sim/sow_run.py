@@ -100,7 +100,8 @@ class SowRuns:
     def summary(self, instance: SowInstance) -> dict[str, Any]:
         """The §8 report's per-run quantities as expectations (one row), with the policy's constants
         (C', M, eta, B_switch, B_evict, alpha_3 or alpha_E, kappa, FUA loss, capacity conditions).
-        ``eviction_cost`` is W_R - E[W]; ``max_fill`` the largest bundle fill of any run."""
+        ``eviction_cost`` is W_R - E[W] (both NaN for the baselines, which have no relaxed plan);
+        ``max_fill`` the largest bundle fill of any run."""
         w = self.realizations.weights
         welfare = self.welfare()
         revenue = np.array([o.revenue for o in self.outcomes])

@@ -35,6 +35,7 @@ them (tiny instances); ``"none"`` gives zero estimates (A's own argmax, for abla
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -88,7 +89,7 @@ class SowOutcome:
     relaxed_usage: npt.NDArray[np.float64]      # u[t] of A after every job
     load: npt.NDArray[np.int64]                 # committed load per round after removals
     eviction: str
-    relaxed_welfare: float = 0.0                # W_R: sum_j v(x(pi_j)) on the reported values
+    relaxed_welfare: float = math.nan           # W_R: sum_j v(x(pi_j)) on the reported values (Alg. 2 only)
     overloaded: npt.NDArray[np.bool_] | None = None   # rounds whose committed load exceeded C (before removals)
     extra: dict[str, float] = field(default_factory=dict)    # menu state at the end (bundle fills)
 
