@@ -151,6 +151,25 @@ def test_horizon_counts_only_configurations_that_fit_the_cluster():
     assert bruteforce.astraea_opt(dataclasses.replace(inst, horizon=4), variant="all-jobs") is None
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_all_jobs_is_feasible_within_the_horizon_rule(seed):
+    # random tiny instances without a horizon whose jobs all fit the cluster alone, some with
+    # configurations that fit no server set (W up to 4 on 2-4 workers): the rule's horizon holds
+    # a schedule of every job, and P-OFF's all-jobs optimum is the brute force's at that horizon
+    rng = np.random.default_rng(100 + seed)
+    servers = [(int(rng.integers(1, 3)), 1) for _ in range(int(rng.integers(1, 3)))]
+    total_w = sum(w for w, _ in servers)
+    jobs = [job(f"j{i}", "u1", arrival=int(rng.integers(0, 3)), chunks=int(rng.integers(1, 5)),
+                central=1.0, distributed=float(rng.choice([0.5, 1.0])), k=-float(rng.integers(1, 10)),
+                g=float(rng.integers(20, 60))) for i in range(int(rng.integers(1, 4)))]
+    inst = system(jobs, servers=servers, tenants=[(total_w, len(servers))])
+    horizon = astraea.offline_horizon(inst, "all-jobs")
+    report = exact_astraea(inst, variant="all-jobs")
+    assert report.status is Status.OPTIMAL
+    assert report.objective == pytest.approx(bruteforce.astraea_opt(dataclasses.replace(inst, horizon=horizon),
+                                                                    variant="all-jobs"), abs=1e-7)
+
+
 def test_horizon_reaches_the_runs_latest_completion():
     # spec §2.5: T = max(ALG makespan, ...). A run ending at slot 8, after the rule's 6, is a point of
     # P-OFF over slots 1..8, so OPT >= its utility; the admission variant of affine utilities keeps
