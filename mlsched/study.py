@@ -10,6 +10,7 @@ second solver (``verify``) by default when the model has at most
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -141,6 +142,9 @@ def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, v
     ``time_limit`` as their ``run_budget`` for the whole run unless ``policy_options`` set one."""
     if exact:   # before any run: a long simulation is not lost to a refusal at its end
         refuse_exact(inst, sysm)
+    fields = {k: run_options[k] for k in sysm.instance_options if run_options.get(k) is not None}
+    if fields:   # e.g. Astraea's time origin: the runs and the exact optimum score the same instance
+        inst = dataclasses.replace(inst, **fields)
     runs = []
     options = {"run_budget": time_limit, **(policy_options or {})}
     for name in algorithms:
