@@ -136,14 +136,29 @@ def test_lemma_f1_sample_count_and_closure() -> None:
     assert threshold_closure(raw, 0.1).tolist() == [[[0.0, 0.3, 0.3]], [[0.0, 0.3, 0.6]]]
 
 
+def test_sampled_estimates_depend_on_the_failure_count_alone() -> None:
+    # Two starts that fail in as many of M sampled futures (different ones) get the same estimate
+    # to the last bit, k / M, so the launch plan's tie goes to the earlier start (spec §3.2). With
+    # weights 1/M summed in the dot product's order, 78 of 156 came to 0.49999999999999994 at one
+    # start and 0.4999999999999999 at another, and the later start won.
+    rng = np.random.default_rng(5)
+    for samples in (156, 1476, 997):
+        for count in (1, samples // 3, samples // 2, samples - 1):
+            loads = np.zeros((samples, 6))
+            for round_ in range(6):   # load 1 of capacity 1: a start there with width 1 fails
+                loads[rng.choice(samples, size=count, replace=False), round_] = 1.0
+            q = failure_table(loads, np.ones(samples), width=1, capacity=1, max_duration=1, total=samples)
+            assert q[:, 0].tolist() == [count / samples] * 6
+
+
 def test_sampled_oracle_is_monotone_and_close_to_exact() -> None:
     jobs = [[(0.5, 2, 1), (0.5, 3, 2)], [(0.3, 2, 2), (0.7, None, 1)], [(0.6, 3, 1), (0.4, 4, 2)]]
     exact = enumerate_futures(jobs)
     sampled = sample_futures(jobs, 1476, np.random.default_rng(7))
     tabs = []
-    for starts, durs, w in (exact, sampled):
+    for (starts, durs, w), total in ((exact, 1.0), (sampled, 1476)):
         loads = load_paths([1, 1, 1], starts, durs, tau=1, horizon=8, capacity=2)
-        tabs.append(np.stack([failure_table(loads, w, d, 2, 3) for d in (1, 2)]))
+        tabs.append(np.stack([failure_table(loads, w, d, 2, 3, total) for d in (1, 2)]))
     assert np.max(np.abs(tabs[0] - tabs[1])) <= 0.05
     for t in tabs:  # CRN: monotone in l and d without closure
         assert np.all(np.diff(t, axis=2) >= 0) and np.all(np.diff(t, axis=0) >= 0)
@@ -214,9 +229,9 @@ def test_t7_sampled_oracle_accuracy_over_200_births() -> None:
             jobs.append([(float(p), None if rng.random() < 0.15 else int(rng.integers(1, window + 1)),
                           int(rng.integers(1, dur + 1))) for p in probs])
         tables = []
-        for futures in (enumerate_futures(jobs), sample_futures(jobs, m, rng)):
+        for futures, total in ((enumerate_futures(jobs), 1.0), (sample_futures(jobs, m, rng), m)):
             loads = load_paths(widths, futures[0], futures[1], tau=1, horizon=1 + window + dur, capacity=capacity)
-            tables.append(np.stack([failure_table(loads, futures[2], d, capacity, dur)[:window] for d in (1, 2)]))
+            tables.append(np.stack([failure_table(loads, futures[2], d, capacity, dur, total)[:window] for d in (1, 2)]))
             assert np.all(np.diff(tables[-1], axis=2) >= 0) and np.all(np.diff(tables[-1], axis=0) >= 0)
         bad += bool(np.max(np.abs(tables[0] - tables[1])) > gamma)
     assert bad / 200 <= zeta + 3 * math.sqrt(zeta * (1 - zeta) / 200)

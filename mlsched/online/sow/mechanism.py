@@ -266,13 +266,15 @@ class _Run:
                 raise UsageError(f"the exact oracle would enumerate more than {MAX_EXACT_FUTURES} futures; "
                                  "use oracle='sampled'")
             starts, durs, weights = enumerate_futures(futures)
+            total = 1.0
         else:
             rng = np.random.default_rng([self.mech.seed, self.sample, len(self.outcomes)])
             starts, durs, weights = sample_futures(futures, self.red.samples, rng)
+            total = float(self.red.samples)
         widths = [inst.jobs[i].reported.width for i in active]
         span = inst.window + inst.max_duration
         loads = load_paths(widths, starts, durs, tau, tau + span, inst.capacity)
-        tables = np.stack([failure_table(loads, weights, d, inst.capacity, inst.max_duration)
+        tables = np.stack([failure_table(loads, weights, d, inst.capacity, inst.max_duration, total)
                            for d in range(1, width + 1)])
         closed = threshold_closure(tables, self.red.threshold)[width - 1]
         rows = min(span, self.rounds - tau)

@@ -42,7 +42,8 @@ def enumerate_futures(jobs: Sequence[Sequence[Outcome]]
 def sample_futures(jobs: Sequence[Sequence[Outcome]], samples: int, rng: np.random.Generator
                    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """M i.i.d. joint futures (each job's outcome drawn independently, by inverting its distribution
-    at one uniform per job and future), equal weights 1/M."""
+    at one uniform per job and future), each counted once: weights 1, and :func:`failure_table`
+    divides by ``total`` = M."""
     n = len(jobs)
     starts = np.full((samples, n), NONE, dtype=np.int64)
     durs = np.zeros((samples, n), dtype=np.int64)
@@ -55,7 +56,7 @@ def sample_futures(jobs: Sequence[Sequence[Outcome]], samples: int, rng: np.rand
             pick = np.minimum(np.searchsorted(cdf / cdf[-1], uniforms[:, i], side="right"), len(outcomes) - 1)
         starts[:, i] = np.array([NONE if o[1] is None else o[1] for o in outcomes], dtype=np.int64)[pick]
         durs[:, i] = np.array([o[2] for o in outcomes], dtype=np.int64)[pick]
-    return starts, durs, np.full(samples, 1.0 / samples)
+    return starts, durs, np.ones(samples)
 
 
 def load_paths(widths: npt.ArrayLike, starts: npt.NDArray[np.int64], durs: npt.NDArray[np.int64],
@@ -76,8 +77,12 @@ def load_paths(widths: npt.ArrayLike, starts: npt.NDArray[np.int64], durs: npt.N
 
 
 def failure_table(loads: npt.NDArray[np.float64], weights: npt.NDArray[np.float64], width: int,
-                  capacity: float, max_duration: int) -> npt.NDArray[np.float64]:
-    """q[t - tau, l - 1] for t = tau..tau + R - 1 (R = load columns); rounds past the paths carry load 0."""
+                  capacity: float, max_duration: int, total: float = 1.0) -> npt.NDArray[np.float64]:
+    """q[t - tau, l - 1] for t = tau..tau + R - 1 (R = load columns); rounds past the paths carry load 0.
+    q is the weight of the failing futures over ``total``: the futures' probabilities over 1, or the
+    sampled futures' counts over M. A sum of counts is exact, so two starts that fail in as many
+    sampled futures get the same estimate to the last bit and a tie between them stays a tie (spec
+    §3.2); weights 1/M summed in the dot product's order came out apart in the last bits."""
     n_s, n_r = loads.shape
     padded = np.concatenate([loads, np.zeros((n_s, max_duration))], axis=1)
     before = np.concatenate([np.zeros((n_s, 1), dtype=bool),
@@ -87,7 +92,7 @@ def failure_table(loads: npt.NDArray[np.float64], weights: npt.NDArray[np.float6
     window = np.zeros((n_s, n_r), dtype=bool)
     for l in range(1, max_duration + 1):
         window |= over[:, l - 1:l - 1 + n_r]
-        table[:, l - 1] = weights @ (before | window)
+        table[:, l - 1] = (weights @ (before | window)) / total
     return table
 
 
