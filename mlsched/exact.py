@@ -369,8 +369,9 @@ def exact_astraea(instance: MultiTenantInstance, *, variant: str = "admission", 
     if variant not in ASTRAEA_VARIANTS:
         raise UsageError(f"unknown Astraea variant {variant!r}; choose one of {', '.join(ASTRAEA_VARIANTS)}")
     budget = TimeBudget(time_limit)
-    covering = _horizon_covering(instance, variant, starts)
-    report = _exact_astraea(covering, variant, relax, verify, starts, budget)
+    schedules = [run.unbroken(instance) if isinstance(run, SlotRun) else run for run in starts]
+    covering = _horizon_covering(instance, variant, schedules)
+    report = _exact_astraea(covering, variant, relax, verify, schedules, budget)
     if covering is not instance:
         report = replace(report, message=f"{report.message}; horizon {covering.horizon} slots, the runs' latest "
                                          f"completion".lstrip("; "))
@@ -378,27 +379,22 @@ def exact_astraea(instance: MultiTenantInstance, *, variant: str = "admission", 
 
 
 def _horizon_covering(instance: MultiTenantInstance, variant: str,
-                      starts: Sequence[TenantSchedule | SlotRun]) -> MultiTenantInstance:
-    """``instance`` with P-OFF's horizon lengthened to the latest completion of the runs' schedules
-    (as P-OFF reads them) when that is later than the horizon rule's (spec §2.5: T = max(ALG
+                      schedules: Sequence[TenantSchedule]) -> MultiTenantInstance:
+    """``instance`` with P-OFF's horizon lengthened to the latest completion of the runs'
+    ``schedules`` when that is later than the horizon rule's (spec §2.5: T = max(ALG
     makespan, max_j r_j + sum_j min_k d_jk)), so that every run is a point of P-OFF and OPT >= max
     ALG; unchanged when the instance gives its horizon or the rule is exact
     (:func:`mlsched.formulations.astraea.exact_horizon`: a later completion is worth less than
     nothing, and the reading drops that job)."""
     if instance.horizon is not None or astraea.exact_horizon(instance, variant):
         return instance
-    latest = max((int(schedule.completions(instance)[schedule.start > 0].max(initial=0))
-                  for schedule in (_schedule_of(instance, run) for run in starts)), default=0)
+    latest = max((int(schedule.completions(instance)[schedule.start > 0].max(initial=0)) for schedule in schedules),
+                 default=0)
     return instance if latest <= astraea.offline_horizon(instance, variant) else replace(instance, horizon=latest)
 
 
-def _schedule_of(instance: MultiTenantInstance, run: TenantSchedule | SlotRun) -> TenantSchedule:
-    """A run's schedule: a preemptive run's non-preemptive part (:meth:`SlotRun.unbroken`)."""
-    return run.unbroken(instance) if isinstance(run, SlotRun) else run
-
-
 def _exact_astraea(instance: MultiTenantInstance, variant: str, relax: bool, verify: bool | str,
-                   starts: Sequence[TenantSchedule | SlotRun], budget: TimeBudget) -> SolveReport:
+                   starts: Sequence[TenantSchedule], budget: TimeBudget) -> SolveReport:
     relaxed = relax or variant == "ub-pool"
     columns = astraea.column_count(instance, variant)
     if columns == 0 and ((relaxed and variant != "all-jobs") or instance.num_jobs == 0):
@@ -496,10 +492,9 @@ def _least_astraea_bound(instance: MultiTenantInstance, variant: str, report: So
 
 
 def _astraea_start(instance: MultiTenantInstance, variant: str,
-                   run: TenantSchedule | SlotRun) -> tuple[float, TenantSchedule] | None:
-    """A run's schedule as P-OFF reads it and its realized utility, if the run passes the checker
-    and the reading is a point of the ``variant`` program."""
-    schedule = _schedule_of(instance, run)
+                   schedule: TenantSchedule) -> tuple[float, TenantSchedule] | None:
+    """A run's schedule as P-OFF reads it and its realized utility, if the schedule passes the
+    checker and the reading is a point of the ``variant`` program."""
     if multi_tenant_check.check(instance, schedule, online=True):
         return None
     candidate = astraea.program_schedule(instance, schedule, variant)
