@@ -16,11 +16,14 @@ def job(job_id: str, owner: str, *, arrival: int, chunks: int, epochs: int = 1, 
 
 
 def system(jobs: list[dict[str, Any]], *, servers: list[tuple[int, int]], tenants: list[tuple[int, int]],
-           bandwidth: tuple[float, float] = (1, 1), name: str = "t", **extra: Any) -> MultiTenantInstance:
+           bandwidth: tuple[float, float] = (1, 1), name: str = "t", partitions: list[list[int]] | None = None,
+           **extra: Any) -> MultiTenantInstance:
+    """``partitions[u]``: the 0-based servers tenant u owns (none named when omitted)."""
+    owned = [{"servers": [f"s{s + 1}" for s in part]} for part in partitions] if partitions else [{}] * len(tenants)
     return from_dict({
         "format": "mlsched/v1", "family": "multi-tenant", "name": name,
         "servers": [{"name": f"s{n + 1}", "workers": w, "ps": p} for n, (w, p) in enumerate(servers)],
-        "tenants": [{"name": f"u{n + 1}", "workers": w, "ps": p} for n, (w, p) in enumerate(tenants)],
+        "tenants": [{"name": f"u{n + 1}", "workers": w, "ps": p, **owned[n]} for n, (w, p) in enumerate(tenants)],
         "bandwidth": {"worker": bandwidth[0], "ps": bandwidth[1]}, "jobs": jobs, **extra})
 
 

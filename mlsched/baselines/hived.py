@@ -3,11 +3,15 @@ of q_w^u GPUs in server-sized cells; sharing is safe and affinity is preserved.
 
 Each slot, in release order: a tenant's guaranteed jobs (while its running gangs stay within q_w^u)
 get affinity-preserving placements: one server holding all W workers and the PS when W fits a
-server (the tenant's own servers first, when the instance gives its partition), otherwise whole
-idle servers. Jobs beyond the quota run opportunistically on whole idle servers only, after every
-guaranteed job; deciding afresh each slot preempts them (progress kept) when a guaranteed job needs
-their servers (``opportunistic=False``, the hived_opportunistic toggle of spec §8: they wait for the
-quota instead). W = min(g_j^tr, D_j). No payments; ``migration_cost`` as in :class:`GangScheduler`.
+server, otherwise whole idle servers. When the instance gives the tenants' partitions, every
+guaranteed job is first placed within its own tenant's servers; only those that find no room there
+go, afterwards, to other servers (the tenant's own first). So a tenant's guaranteed jobs never wait
+for another tenant's (sharing safety): deciding afresh each slot hands a server back to its owner
+the slot the owner needs it, and the borrowing job is preempted (progress kept). Jobs beyond the
+quota run opportunistically on whole idle servers only, after every guaranteed job, and are
+preempted the same way (``opportunistic=False``, the hived_opportunistic toggle of spec §8: they
+wait for the quota instead). W = min(g_j^tr, D_j). No payments; ``migration_cost`` as in
+:class:`GangScheduler`.
 """
 
 from __future__ import annotations
@@ -35,26 +39,33 @@ class HiveD(GangScheduler):
     def start(self, instance: MultiTenantInstance) -> None:
         super().start(instance)
         n = len(instance.servers)
-        self.order = [list(t.servers or ()) + [s for s in range(n) if s not in (t.servers or ())]
-                      for t in instance.tenants]
+        self.own = [list(t.servers or range(n)) for t in instance.tenants]
+        self.order = [own + [s for s in range(n) if s not in own] for own in self.own]
 
     def decide(self, t: int, pending: list[int], progress: np.ndarray) -> list[Allocation]:
         inst = self.instance
         free = FreeSlots.of(inst)
         used = np.zeros(len(inst.tenants), dtype=np.int64)
         chosen: list[Allocation] = []
-        opportunistic = []
-        for j in pending:
+        beyond_quota: set[int] = set()
+
+        def guarantee(j: int, servers: list[list[int]]) -> bool:
+            """Place guaranteed job j on ``servers[owner]``; False only when it is within the quota and finds no room."""
             u = inst.jobs[j].owner
             if used[u] + self.size[j] > self.quota[u]:
-                opportunistic.append(j)
-                continue
-            placed = self._affine(free, self.size[j], self.order[u])
+                beyond_quota.add(j)
+                return True
+            placed = self._affine(free, self.size[j], servers[u])
             if placed is not None:
                 free.take(*placed)
                 used[u] += self.size[j]
                 chosen.append((j, *placed))
-        for j in opportunistic if self.opportunistic else ():
+            return placed is not None
+
+        elsewhere = [j for j in pending if not guarantee(j, self.own)]
+        for j in elsewhere:
+            guarantee(j, self.order)
+        for j in [j for j in pending if j in beyond_quota] if self.opportunistic else ():
             idle_now = free.idle()
             idle = [s for s in self.order[inst.jobs[j].owner] if idle_now[s]]
             placed = self._affine(free, self.size[j], idle, whole_only=True)
