@@ -16,6 +16,7 @@ from mlsched.instance.parameter_server import ps_needed
 from mlsched.instance.generators.astraea import generate_astraea, tiny_astraea
 from mlsched.sim.tenant_run import run_tenant
 from mlsched.errors import UsageError
+from mlsched.instance import from_dict
 from mlsched.sim.tenant_slots import SlotRun, check_slots, run_slots
 
 
@@ -264,4 +265,32 @@ def test_hived_hands_a_borrowed_server_back_to_its_owner() -> None:
                   servers=[(4, 2), (4, 2), (2, 2)], tenants=[(4, 2), (6, 4)], partitions=[[0], [1, 2]])
     run = run_slots(inst, HiveD())
     assert run.completion.tolist() == [4, 7, 5]
+    assert check_slots(inst, run) == []
+
+
+def test_hived_gives_a_tenant_without_listed_servers_the_unlisted_ones() -> None:
+    # u1 lists s1 (4 GPUs); u2 lists none, so it owns s2 and s3 (2 each): its two 2-GPU jobs run there
+    # and u1's 4-GPU job (8 mini-batches, 4 per slot) runs on s1 from slot 1, done in slot 2
+    inst = from_dict({
+        "format": "mlsched/v1", "family": "multi-tenant", "name": "mixed",
+        "servers": [{"name": "s1", "workers": 4, "ps": 2}, {"name": "s2", "workers": 2, "ps": 1},
+                    {"name": "s3", "workers": 2, "ps": 1}],
+        "tenants": [{"name": "u1", "workers": 4, "ps": 2, "servers": ["s1"]}, {"name": "u2", "workers": 4, "ps": 2}],
+        "bandwidth": {"worker": 1.0, "ps": 1.0},
+        "jobs": [job("j1", "u2", arrival=0, chunks=2, epochs=4), job("j2", "u2", arrival=0, chunks=2, epochs=4),
+                 job("j3", "u1", arrival=0, chunks=4, epochs=2)]})
+    run = run_slots(inst, HiveD())
+    assert run.completion.tolist() == [4, 4, 2]
+    assert check_slots(inst, run) == []
+
+
+def test_hived_counts_the_quota_again_for_a_job_that_finds_no_room_on_its_own_servers() -> None:
+    # u1 owns s1 and s2 (2 GPUs each, quota 4); its first job needs 3 GPUs, which no server of its own
+    # holds, and its next two (2 each) fill s1 and s2: the quota is spent, so the first job may only
+    # run on a whole idle server, and s3 holds u2's 1-GPU job until slot 4; it runs in slots 5-6
+    inst = system([job("j1", "u1", arrival=0, chunks=3, epochs=2), job("j2", "u1", arrival=0, chunks=2, epochs=4),
+                   job("j3", "u1", arrival=0, chunks=2, epochs=4), job("j4", "u2", arrival=0, chunks=1, epochs=4)],
+                  servers=[(2, 1), (2, 1), (4, 2)], tenants=[(4, 2), (4, 2)], partitions=[[0, 1], [2]])
+    run = run_slots(inst, HiveD())
+    assert run.completion.tolist() == [6, 4, 4, 4]
     assert check_slots(inst, run) == []

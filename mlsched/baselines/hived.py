@@ -3,11 +3,12 @@ of q_w^u GPUs in server-sized cells; sharing is safe and affinity is preserved.
 
 Each slot, in release order: a tenant's guaranteed jobs (while its running gangs stay within q_w^u)
 get affinity-preserving placements: one server holding all W workers and the PS when W fits a
-server, otherwise whole idle servers. When the instance gives the tenants' partitions, every
-guaranteed job is first placed within its own tenant's servers; only those that find no room there
-go, afterwards, to other servers (the tenant's own first). So a tenant's guaranteed jobs never wait
-for another tenant's (sharing safety): deciding afresh each slot hands a server back to its owner
-the slot the owner needs it, and the borrowing job is preempted (progress kept). Jobs beyond the
+server, otherwise whole idle servers. Every guaranteed job is first placed within its own tenant's
+servers (those the instance lists for it; a tenant listing none owns the servers no tenant lists);
+only those that find no room there go, afterwards, to other servers (the tenant's own first), their
+quota counted again with the jobs placed meanwhile. So a tenant's guaranteed jobs never wait for
+another tenant's (sharing safety): deciding afresh each slot hands a server back to its owner the
+slot the owner needs it, and the borrowing job is preempted (progress kept). Jobs beyond the
 quota run opportunistically on whole idle servers only, after every guaranteed job, and are
 preempted the same way (``opportunistic=False``, the hived_opportunistic toggle of spec §8: they
 wait for the quota instead). W = min(g_j^tr, D_j). No payments; ``migration_cost`` as in
@@ -39,7 +40,9 @@ class HiveD(GangScheduler):
     def start(self, instance: MultiTenantInstance) -> None:
         super().start(instance)
         n = len(instance.servers)
-        self.own = [list(t.servers or range(n)) for t in instance.tenants]
+        listed = {s for t in instance.tenants for s in t.servers or ()}
+        unlisted = [s for s in range(n) if s not in listed]
+        self.own = [list(t.servers) if t.servers else unlisted for t in instance.tenants]
         self.order = [own + [s for s in range(n) if s not in own] for own in self.own]
 
     def decide(self, t: int, pending: list[int], progress: np.ndarray) -> list[Allocation]:
