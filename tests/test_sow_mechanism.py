@@ -262,6 +262,13 @@ def test_bundle_menu_cheapest_feasible_and_pre_job_fills() -> None:
     assert menu.fill.max() <= 2 * menu.d_max
 
 
+def test_bundle_menu_closes_a_bundle_whose_fill_reaches_d_max_in_floating_point() -> None:
+    menu = BundleMenu(present=np.array([[True]]), rho=np.array([1.0]), d_max=1)
+    for _ in range(10):
+        menu.charge([(0, 0, 0.1)])
+    assert menu.fill[0] < 1.0 and menu.cheapest(0, 0) is None     # 0.9999999999999999 is full
+
+
 def test_t2_truthful_plan_and_misreports_under_fixed_menu() -> None:
     # J2's true SoW: a = 2, l = 1, v(c) = 4 for c <= 4 else 0 (Delta = 4, born 1); menu 1 per node-round.
     starts, durs, weights = enumerate_futures([[(0.5, 2, 1), (0.5, 3, 1)]])

@@ -379,3 +379,25 @@ def test_report_figures_bound_interval_and_price_trajectory() -> None:
     assert list(table.columns) == ["round", "relaxed_usage", "unit_price", "load"]
     assert table.unit_price[2] == table.unit_price[3] == pytest.approx(4.0) and table.unit_price[5] == 0.25
     assert table.load[2] == table.load[3] == 4
+
+
+def test_a_bundle_filled_by_probabilities_summing_to_d_max_is_closed() -> None:
+    # 11 unit jobs born in round 1, each arriving in round 3 w.p. 0.1 (else 7, past its window): the
+    # bundles are rounds 3, 4 and 5 at rho = 4. Jobs 1-10 each charge 0.1 to round 3's bundle, which
+    # fills it (f = 1 = d_max, spec §6.3), so job 11 buys round 4. Ten floating-point 0.1s sum to
+    # 0.9999999999999999, and a strict f < d_max sold it round 3, where it was cancelled.
+    support = [{"arrival": 3, "duration": 1, "signal": 1, "prob": 0.1},
+               {"arrival": 7, "duration": 1, "signal": 1, "prob": 0.9}]
+    inst = from_dict({
+        "format": "mlsched/v1", "family": "sow", "name": "fill", "capacity": 3, "d_max": 1, "max_duration": 1,
+        "max_value": 8, "window": 6,
+        "jobs": [{"id": f"j{n}", "birth": 1, "distribution": [
+            {"prob": 1.0, "width": 1, "values": [8] * 5, "support": support}]} for n in range(11)]})
+    mech = SowMechanism(menu="bundles", oracle="exact", eps=0.2)
+    mech.prepare(inst)
+    assert mech.bundle_plan.menu.rho.tolist() == [4.0] * 3
+    arrival = (3, 3, 3) + (7,) * 7 + (3,)
+    out = mech.simulate(inst.concrete((0,) * 11), Realization(arrival, (1,) * 11, (1,) * 11, (0,) * 11))
+    last = out.jobs[10]
+    assert last.plan[(3, 1)] == 4 and last.status == "completed" and last.start == 4 and last.payment == 4.0
+    assert out.welfare == 32.0

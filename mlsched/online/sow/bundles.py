@@ -64,7 +64,10 @@ class BundleMenu:
 
     def cheapest(self, first: int, last: int) -> int | None:
         """Index of the cheapest bundle feasible for [first, last] now (ties: smallest), or None."""
-        ok = self.present[:, first:last + 1].all(axis=1) & (self.fill < self.d_max) & (last < self.present.shape[1])
+        # f_k < d_max up to TOL: fills are sums of outcome probabilities w * d, and ten purchases at
+        # w = 0.1 sum to 0.9999999999999999, which must close a bundle with d_max = 1 as 1 does
+        has_room = self.fill < self.d_max - TOL
+        ok = self.present[:, first:last + 1].all(axis=1) & has_room & (last < self.present.shape[1])
         if not ok.any():
             return None
         return int(np.argmin(np.where(ok, self.rho, np.inf)))
