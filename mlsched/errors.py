@@ -30,3 +30,9 @@ class SweepFileError(FileProblems):
 
 class UsageError(MlschedError):
     """A call was made with arguments that cannot work (unknown algorithm, bad option value)."""
+
+
+class NotRunnable(UsageError):
+    """An algorithm cannot run on this instance or configuration (e.g. the stochastic SoW mechanism
+    when no fractional unit allocation fits the supply). A study leaves it out of its default set,
+    with the reason; named, it is an error like any other."""

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mlsched.errors import UsageError
+from mlsched.errors import NotRunnable, UsageError
 from mlsched.instance import Instance, load
 from mlsched.metrics import cost_ratio as make_cost_ratio
 from mlsched.metrics import ratio as make_ratio
@@ -77,9 +77,10 @@ def study(
 ) -> pd.DataFrame:
     """One row per (instance, algorithm) with the score, OPT (interval) and OPT / ALG.
 
-    Without ``algorithms``, each instance gets its system's default set less the algorithms that
-    cannot run on it (BatchSche without tenant partitions); those are listed with the reason in
-    ``df.attrs["skipped"]`` (instance, algorithm, reason). Named ``algorithms`` all run, and one that
+    Without ``algorithms``, each instance gets its system's default set for it (SoW's stochastic
+    mechanism joins on stochastic instances) less the algorithms that cannot run on it (BatchSche
+    without tenant partitions, the stochastic mechanism when no FUA fits the supply); those are
+    listed with the reason in ``df.attrs["skipped"]`` (instance, algorithm, reason). Named ``algorithms`` all run, and one that
     cannot run raises its error. With ``exact``, an instance the system's exact program cannot take
     stops the study before any run, with the reason. Interrupting with Ctrl-C returns the rows
     finished so far with ``df.attrs["interrupted"] = True``.
@@ -101,7 +102,8 @@ def study(
                 bar.plan(len(items) * (len(chosen) + int(exact)))
             rows.extend(study_instance(inst, sysm, chosen, variant=variant,
                                        time_limit=time_limit, verify=verify, exact=exact, seed=seed,
-                                       run_options=run_options or {}, bar=bar))
+                                       run_options=run_options or {}, bar=bar,
+                                       skipped=skipped if algorithms is None else None))
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -123,7 +125,7 @@ def refuse_exact(inst: Instance, sysm: System) -> None:
 def _runnable_defaults(sysm: System, inst: Instance, skipped: list[dict[str, str]]) -> list[str]:
     """The system's default algorithms that can run on ``inst``; the others go to ``skipped``."""
     chosen = []
-    for name in sysm.default_algorithms:
+    for name in sysm.defaults_for(inst):
         reason = sysm.unavailable(name, inst)
         if reason is None:
             chosen.append(name)
@@ -135,11 +137,13 @@ def _runnable_defaults(sysm: System, inst: Instance, skipped: list[dict[str, str
 def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, variant: str | None,
                    time_limit: float | None, verify: bool | str, exact: bool, seed: int,
                    run_options: dict[str, Any], policy_options: dict[str, Any] | None = None,
-                   bar: _Progress | None = None) -> list[dict[str, Any]]:
+                   bar: _Progress | None = None, skipped: list[dict[str, str]] | None = None) -> list[dict[str, Any]]:
     """The rows of one instance: each algorithm's run scored, then the exact solve (given the
     runs as MIP starts) and the ratio columns. ``policy_options`` go to the policies that take
     them (:meth:`mlsched.systems.System.policy`); policies that solve programs inside (Dorm) get
-    ``time_limit`` as their ``run_budget`` for the whole run unless ``policy_options`` set one."""
+    ``time_limit`` as their ``run_budget`` for the whole run unless ``policy_options`` set one.
+    With a ``skipped`` list, a run that finds it cannot run (:class:`NotRunnable`) is left out and
+    listed there with its reason; without one, that error propagates."""
     if exact:   # before any run: a long simulation is not lost to a refusal at its end
         refuse_exact(inst, sysm)
     fields = {k: run_options[k] for k in sysm.instance_options if run_options.get(k) is not None}
@@ -150,8 +154,14 @@ def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, v
     for name in algorithms:
         _step(bar, f"{inst.name}: {name}")
         policy = sysm.policy(name, seed=seed, options=options)
-        runs.append((name, policy, sysm.execute(inst, policy, progress=None if bar is None else bar.within,
-                                                **run_options)))
+        try:
+            result = sysm.execute(inst, policy, progress=None if bar is None else bar.within, **run_options)
+        except NotRunnable as exc:
+            if skipped is None:
+                raise
+            skipped.append({"instance": inst.name, "algorithm": name, "reason": str(exc)})
+            continue
+        runs.append((name, policy, result))
     opt = regret_opt = None
     benchmarks: dict[str, Any] = {}
     if exact:

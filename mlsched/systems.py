@@ -42,9 +42,16 @@ class System:
     paired_columns: Callable[[SolveReport, Any], dict[str, Any]] | None = None   # studies: from OPT and one run
     progress_option: str | None = None   # the keyword with which ``run`` reports (steps done, steps in all)
     exact_refusal: Callable[[Any], str | None] | None = None   # why the exact program cannot take an instance (None: it can)
+    instance_defaults: Callable[[Any], tuple[str, ...]] | None = None   # more default algorithms for some instances
 
     def variants_for(self, instance: Any) -> tuple[str, ...]:
         return tuple(v for v in self.variants if self.applies is None or self.applies(instance, v))
+
+    def defaults_for(self, instance: Any) -> tuple[str, ...]:
+        """The default algorithms for ``instance``: those an instance of its kind calls for (SoW's
+        stochastic mechanism on stochastic instances), then the system's own."""
+        extra = self.instance_defaults(instance) if self.instance_defaults is not None else ()
+        return (*extra, *self.default_algorithms)
 
     def execute(self, instance: Any, policy: Any, *, progress: Callable[[int, int], None] | None = None,
                 **options: Any) -> Any:
@@ -246,7 +253,8 @@ def _sow() -> System:
                   relaxable=True, ratio_variant="hindsight", run_options=("samples", "exact_limit", "eps"), configured_options=("eps",),
                   paired_options=("samples", "exact_limit"), benchmark_columns=benchmark_columns,
                   paired_columns=paired_columns,
-                  applies=lambda instance, variant: not (instance.stochastic and variant in ("lp-r", "lp-rp")))
+                  applies=lambda instance, variant: not (instance.stochastic and variant in ("lp-r", "lp-rp")),
+                  instance_defaults=lambda instance: ("sow-stochastic",) if instance.stochastic else ())
 
 
 _FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis, "ogasched": _ogasched, "themis": _themis,

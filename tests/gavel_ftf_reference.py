@@ -22,9 +22,11 @@ class ReferenceGavelFTF:
     name = "gavel-ftf"
     default_lease = ROUND_SECONDS
 
-    def __init__(self, *, reset_interval: float = RESET_INTERVAL, method: str = "direct") -> None:
+    def __init__(self, *, reset_interval: float = RESET_INTERVAL, method: str = "direct",
+                 zero_sentinel: bool = True) -> None:
         self.reset_interval = reset_interval
         self.method = method
+        self.zero_sentinel = zero_sentinel
 
     def start(self, instance: ThemisInstance, options: SimOptions) -> None:
         topology = instance.topology
@@ -54,7 +56,8 @@ class ReferenceGavelFTF:
         """A round starts (the engine asks for none while apps hold GPUs before ``quiet_until``)."""
         self._account(view)
         self._track_apps(view)
-        if self.changed and (self.last_reset is None or view.now - self.last_reset >= self.reset_interval):
+        never = self.last_reset is None or (self.zero_sentinel and self.last_reset == 0.0)   # Gavel: 0 is "none"
+        if self.changed and (never or view.now - self.last_reset >= self.reset_interval):
             self._reset(view.now)
             self._allocate(view)
         scheduled = self._schedule(view)

@@ -3,7 +3,7 @@
 time run per type, deficits, allocation and cumulative isolated time, bit for bit, and the same run
 record; on Gavel trace slices (contended, several GPU types, resets and recomputations), an
 untyped cluster, multi-phase apps (their scale changes) and a round length whose half is not an
-integer number of seconds."""
+integer number of seconds; with Gavel's reading of a computation at time 0 as none and without it."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def state_of_arrays(policy: GavelFTF, apps: list[int]) -> tuple:
     return rows, tuple(policy.worker_time.tolist()), policy.last_reset, policy.stats["allocations"]
 
 
-def recorded(policy_class: type, state_of, inst, options: SimOptions) -> tuple[list, str]:
+def recorded(policy_class: type, state_of, inst, options: SimOptions, **policy_options) -> tuple[list, str]:
     """Every round's (time, grants, policy state after it) and the run's fingerprint."""
     log: list = []
 
@@ -45,7 +45,7 @@ def recorded(policy_class: type, state_of, inst, options: SimOptions) -> tuple[l
                         state_of(self, [app.index for app in view.apps])))
             return grants
 
-    run = simulate(inst, Recording(), options)
+    run = simulate(inst, Recording(**policy_options), options)
     return log, fingerprint(run)
 
 
@@ -59,13 +59,15 @@ CASES = {
 }
 
 
+@pytest.mark.parametrize("zero_sentinel", [True, False])
 @pytest.mark.parametrize("case", list(CASES))
-def test_array_state_gives_the_reference_rounds_and_record(case):
+def test_array_state_gives_the_reference_rounds_and_record(case, zero_sentinel):
     make, round_seconds = CASES[case]
     inst = make()
     options = SimOptions(lease=round_seconds)
-    expected, expected_print = recorded(ReferenceGavelFTF, state_of_reference, inst, options)
-    got, got_print = recorded(GavelFTF, state_of_arrays, inst, options)
+    expected, expected_print = recorded(ReferenceGavelFTF, state_of_reference, inst, options,
+                                        zero_sentinel=zero_sentinel)
+    got, got_print = recorded(GavelFTF, state_of_arrays, inst, options, zero_sentinel=zero_sentinel)
     assert len(got) == len(expected) and len(expected) > 10
     for mine, theirs in zip(got, expected):
         assert mine == theirs, f"round at t = {theirs[0]}"

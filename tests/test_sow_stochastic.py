@@ -125,3 +125,31 @@ def test_stochastic_from_the_command_line(tmp_path, capsys) -> None:
     assert all(r["check_problems"] == 0 and r["ratio"] >= 1 - 1e-9 for r in rows)
     assert main(["solve", str(f), "--variant", "lp-e"]) == 0
     assert main(["generate", "sow", "--variant", "stochastic", "--signal", "const", "-o", str(tmp_path / "x.json")]) == 2
+
+
+def test_compare_runs_the_stochastic_mechanism_by_default_on_stochastic_instances(tmp_path, capsys) -> None:
+    """Without --algorithms a stochastic file gets its own mechanism first, with the same E[W] as
+    `run`; an adversarial file does not; where no FUA fits the supply (C = 4, d_max = 2:
+    C_E = 4 / 1.2 / 2 < d_max) it is skipped with the reason and the others still run, but named
+    it stays an error (exit 2)."""
+    st, tight, adv = tmp_path / "st.json", tmp_path / "tight.json", tmp_path / "adv.json"
+    for f, variant, capacity in ((st, "stochastic", 12), (tight, "stochastic", 4), (adv, "adversarial", 12)):
+        assert main(["generate", "sow", "--variant", variant, "--jobs", "5", "--capacity", str(capacity),
+                     "--seed", "3", "-o", str(f)]) == 0
+    capsys.readouterr()
+    options = ["--samples", "30", "--exact-limit", "0", "--no-exact", "-q"]
+    assert main(["compare", str(st), *options, "--json"]) == 0
+    out = capsys.readouterr()
+    rows = json.loads(out.out)
+    assert [r["algorithm"] for r in rows] == ["sow-stochastic", "sow-adversarial", "sow-fifo", "sow-evict-all",
+                                             "greedy", "reservation"] and "skipped" not in out.err
+    assert main(["run", str(st), "-a", "sow-stochastic", *options[:4], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["welfare"] == rows[0]["welfare"]
+    assert main(["compare", str(adv), *options, "--json"]) == 0
+    out = capsys.readouterr()
+    assert "sow-stochastic" not in {r["algorithm"] for r in json.loads(out.out)} and "skipped" not in out.err
+    assert main(["compare", str(tight), *options, "--json"]) == 0
+    out = capsys.readouterr()
+    assert len(json.loads(out.out)) == 5 and "skipped sow-stochastic: FUA infeasible at supply C_E = 1.66667" in out.err
+    assert main(["compare", str(tight), *options, "--algorithms", "sow-stochastic"]) == 2
+    assert "FUA infeasible" in capsys.readouterr().err

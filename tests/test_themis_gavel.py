@@ -177,6 +177,22 @@ def test_gavel_ftf_runs_checked_and_never_over_allocates(start, apps, gpus):
     assert run.stats["allocations"] >= 1 and run.stats["allocation_failures"] == 0
 
 
+def test_gavel_ftf_reads_a_computation_at_time_zero_as_none_as_gavel_does():
+    """j0 arrives at 0 (the allocation is computed then, for j0 alone) and j1 at 6 s. Gavel's
+    scheduler stores the last reset as 0, its "never", so the round at 360 s recomputes and j1
+    starts there; waiting the 1,920-s interval after every computation, j1 starts at the first
+    round boundary past it, 6 x 360 = 2,160 s."""
+    inst = generate_gavel(apps=2, gpus=12)
+    assert [a.arrival for a in inst.apps] == [0.0, 6.0]
+    system = get_system("themis")
+    first_start = {}
+    for sentinel in (True, False):
+        run = system.execute(inst, GavelFTF(zero_sentinel=sentinel))
+        first_start[sentinel] = min(h.start for h in run.holdings if h.app == 1)
+        assert min(h.start for h in run.holdings if h.app == 0) == 0.0
+    assert first_start == {True: 360.0, False: 2160.0}
+
+
 def test_gavel_ftf_on_an_untyped_cluster_is_one_type():
     inst = load(shipped_instance("themis/o1-small"))
     run = simulate(inst, GavelFTF(), SimOptions(lease=360.0))

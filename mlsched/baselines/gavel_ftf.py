@@ -15,6 +15,9 @@ work, t_i its elapsed time and iso_i its cumulative isolated time. The program g
 x_ik. It is recomputed at the start of a round when the set of apps changed since the last
 computation and at least ``reset_interval`` seconds (Gavel's 1,920 s
 ``minimum_time_between_allocation_resets``) passed since the last one, or when no app holds GPUs.
+Gavel's scheduler keeps "no computation yet" as a last-reset time of 0 (``_last_reset_time == 0``),
+so a computation at time 0 counts as none: the first change after it recomputes without waiting
+(``zero_sentinel=True``, the default; False waits the interval after every computation).
 An app that arrived since the last computation has no allocation and waits for the next one.
 
 Priorities (Gavel's ``_update_priorities``, ``_reset_time_run_so_far``): per type k,
@@ -70,9 +73,11 @@ class GavelFTF:
     name = "gavel-ftf"
     default_lease = ROUND_SECONDS
 
-    def __init__(self, *, reset_interval: float = RESET_INTERVAL, method: str = "direct") -> None:
+    def __init__(self, *, reset_interval: float = RESET_INTERVAL, method: str = "direct",
+                 zero_sentinel: bool = True) -> None:
         self.reset_interval = reset_interval
         self.method = method
+        self.zero_sentinel = zero_sentinel
 
     def start(self, instance: ThemisInstance, options: SimOptions) -> None:
         topology = instance.topology
@@ -117,7 +122,7 @@ class GavelFTF:
         self._track_apps(rows)
         self._account(view.now)
         scale = [min(app.unmet + len(app.holdings), self.largest) for app in view.apps]
-        if self.changed and (self.last_reset is None or view.now - self.last_reset >= self.reset_interval):
+        if self.changed and self._reset_due(view.now):
             self._reset(view.now, index)
             self._allocate(view, index, scale)
         scheduled = self._schedule(index, scale)
@@ -129,6 +134,12 @@ class GavelFTF:
         self.ran_apps = index[list(scheduled)]
         self.ran_types = np.array(list(scheduled.values()), dtype=np.int64)
         return self._place(view, scheduled, scale)
+
+    def _reset_due(self, now: float) -> bool:
+        """No computation yet (or, as Gavel reads it, the last one at time 0), or the interval passed."""
+        if self.last_reset is None or (self.zero_sentinel and self.last_reset == 0.0):
+            return True
+        return now - self.last_reset >= self.reset_interval
 
     def _track_apps(self, rows: list[int]) -> None:
         """New apps start with half a round run on every type and no deficit."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlsched.errors import UsageError
+from mlsched.errors import NotRunnable, UsageError
 from mlsched.formulations.sow import expected_relaxed
 from mlsched.instance.sow import SowInstance
 from mlsched.online.sow.bundles import BundleMenu, fua_violations
@@ -46,7 +46,7 @@ def require_duration_signals(instance: SowInstance) -> None:
     for j in range(instance.num_jobs):
         for _, sow in instance.sow_choices(j):
             if any(p.signal != p.duration for p in sow.support):
-                raise UsageError(f"job {instance.jobs[j].id}: the stochastic mechanism needs sigma = l "
+                raise NotRunnable(f"job {instance.jobs[j].id}: the stochastic mechanism needs sigma = l "
                                  "(every support point's signal equal to its duration, §6)")
 
 
@@ -81,5 +81,5 @@ def build_bundles(instance: SowInstance, relaxed_capacity: float, *, by_weight: 
             raise AssertionError(f"FUA-Dyadic broke its own conditions: {problems[0]}")
         menu = BundleMenu.from_fua(fua.n, fua.values, fua.weights, instance.d_max, by_weight=by_weight)
         return BundlePlan(fua=fua, menu=menu, kappa=kappa, lp_e_half=half, lp_e_full=full)
-    raise UsageError(f"FUA infeasible at supply C_E = {supply:g} for every kappa down to 1/64: the stochastic "
+    raise NotRunnable(f"FUA infeasible at supply C_E = {supply:g} for every kappa down to 1/64: the stochastic "
                      "mechanism does not run for this configuration")
