@@ -373,9 +373,11 @@ def _run_study(args: argparse.Namespace, files: list[str]) -> pd.DataFrame:
 # The SoW report's further figures (truthful SoW spec §8), where a study has them.
 SOW_COLUMNS = ["ratio_ci_low", "ratio_ci_high", "ratio_bound", "lp_r", "lp_rp", "lp_e", "welfare_se", "utilities",
                "relaxed_welfare", "eviction_cost", "completed_rate", "cancelled_rate", "not_launched_rate",
-               "removed_switched", "removed_not_switched", "max_overload_frequency", "eta", "b_switch", "b_evict",
-               "truthful_bound", "alpha_3", "alpha_e", "price_condition", "reduction_condition", "kappa", "fua_loss",
-               "halving_ratio", "max_fill", "realizations", "exact_expectation"]
+               "removed_switched", "removed_not_switched", "max_overload_frequency", "delta", "relaxed_capacity",
+               "oracle_samples", "eps0", "gamma", "zeta", "eta", "b_switch", "b_evict",
+               "truthful_bound", "alpha_3", "alpha_e", "price_condition", "reduction_condition", "kappa", "bundles",
+               "fua_value", "fua_loss", "lp_e_half", "lp_e_full", "halving_ratio", "max_fill", "realizations",
+               "exact_expectation"]
 _TABLE_COLUMNS = ["instance", "algorithm", "total_utility", "reward", "average_reward", "regret", "hindsight_opt",
                   "max_rho", "median_rho", "jain", "gpu_hours", "placement_score", "max_rho_slotted",
                   "welfare", "revenue", "alpha_mean", "var_alpha", "si_mean", "si_below_one", "utilization", "makespan",

@@ -141,3 +141,7 @@ def test_compare_reports_the_section_8_columns(tmp_path, capsys):
     assert mech["algorithm"] == "sow-adversarial" and mech["b_evict"] > 1 and mech["ratio_bound"] is None  # vacuous
     for column in ("eta", "b_switch", "truthful_bound", "alpha_3", "price_condition", "reduction_condition"):
         assert column in mech, column
+    code, out, _ = cli(capsys, "run", f, "-a", "sow-adversarial", "--exact-limit", 0, "--samples", 60, "--json")
+    run = json.loads(out)
+    for column in ("delta", "relaxed_capacity", "oracle_samples", "eps0", "gamma", "zeta", "eta", "b_evict"):
+        assert mech[column] == run[column], column      # the reduction's constants, as `run` reports them
