@@ -3,6 +3,7 @@
 Upon the arrival of job i (same-slot arrivals in id order, spec A17):
   5:  (l*, mu_i) <- Algorithm 2 at the current prices p, q and usage g, v
   6:  if mu_i > 0: admit, fix y, z of l* for all its slots, add the usage to g, v
+      (in float64 a payoff within ADMISSION_TOL = 1e-12 of 0 counts as 0: reject, spec §3.9)
       (lines 9, 11) and update the prices of the touched slots by eq. (22) (lines 10, 12)
  14:  else reject (x_i = 0)
 A schedule is fixed at admission and never revised; usage and prices only grow. Per job the
@@ -28,6 +29,8 @@ from mlsched.sim.engine import SlotDecision, SlotState
 
 SUBROUTINES = ("dp", "literal")
 _BIG_CAP = 10**9
+ADMISSION_TOL = 1e-12   # spec §3.9: a payoff within 1e-12 of 0 is 0 (at low load prices underflow to 0.0,
+                        # so a job whose utility has decayed to 1e-45 would otherwise be admitted at no cost)
 
 
 def job_terms(instance: ClusterJobsInstance, i: int) -> JobTerms:
@@ -167,7 +170,7 @@ class OASiS:
         for i in state.arrivals:
             tick = time.perf_counter()
             plan = self.best(i)
-            if plan.payoff > 0 and plan.admitted:                           # line 6, strict
+            if plan.payoff > ADMISSION_TOL and plan.admitted:               # line 6, strict (§3.9)
                 start = self.instance.jobs[i].arrival - 1
                 self.plan_workers[i, start:] = plan.workers
                 self.plan_ps[i, start:] = plan.ps
