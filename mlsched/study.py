@@ -80,8 +80,8 @@ def study(
     Without ``algorithms``, each instance gets its system's default set for it (SoW's stochastic
     mechanism joins on stochastic instances) less the algorithms that cannot run on it (BatchSche
     without tenant partitions, the stochastic mechanism when no FUA fits the supply); those are
-    listed with the reason in ``df.attrs["skipped"]`` (instance, algorithm, reason). Named ``algorithms`` all run, and one that
-    cannot run raises its error. With ``exact``, an instance the system's exact program cannot take
+    listed with the reason in ``df.attrs["skipped"]`` (instance, algorithm, reason). Named
+    ``algorithms`` all run, and one that cannot run raises its error. With ``exact``, an instance the system's exact program cannot take
     stops the study before any run, with the reason. Interrupting with Ctrl-C returns the rows
     finished so far with ``df.attrs["interrupted"] = True``.
     """
@@ -123,7 +123,7 @@ def refuse_exact(inst: Instance, sysm: System) -> None:
 
 
 def _runnable_defaults(sysm: System, inst: Instance, skipped: list[dict[str, str]]) -> list[str]:
-    """The system's default algorithms that can run on ``inst``; the others go to ``skipped``."""
+    """The system's default algorithms for ``inst`` that can run on it; the others go to ``skipped``."""
     chosen = []
     for name in sysm.defaults_for(inst):
         reason = sysm.unavailable(name, inst)

@@ -3,8 +3,8 @@
 Upon the arrival of job i (same-slot arrivals in id order, spec A17):
   5:  (l*, mu_i) <- Algorithm 2 at the current prices p, q and usage g, v
   6:  if mu_i > 0: admit, fix y, z of l* for all its slots, add the usage to g, v
-      (in float64 a payoff within ADMISSION_TOL = 1e-12 of 0 counts as 0: reject, spec §3.9)
-      (lines 9, 11) and update the prices of the touched slots by eq. (22) (lines 10, 12)
+      (lines 9, 11) and update the prices of the touched slots by eq. (22) (lines 10, 12);
+      in float64 a payoff within ADMISSION_TOL = 1e-12 of 0 counts as 0 (spec §3.9)
  14:  else reject (x_i = 0)
 A schedule is fixed at admission and never revised; usage and prices only grow. Per job the
 policy records mu_i, t_hat_i, the cost of l* and the dual objective
