@@ -81,25 +81,24 @@ def study(
     mechanism joins on stochastic instances) less the algorithms that cannot run on it (BatchSche
     without tenant partitions, the stochastic mechanism when no FUA fits the supply); those are
     listed with the reason in ``df.attrs["skipped"]`` (instance, algorithm, reason). Named
-    ``algorithms`` all run, and one that cannot run raises its error. With ``exact``, an instance the system's exact program cannot take
-    stops the study before any run, with the reason. Interrupting with Ctrl-C returns the rows
-    finished so far with ``df.attrs["interrupted"] = True``.
+    ``algorithms`` all run, and one that cannot run raises its error. With ``exact``, an instance
+    the system's exact program cannot take stops the study before any run, with the reason, and so
+    does a run option that some chosen algorithm does not take. Interrupting with Ctrl-C returns
+    the rows finished so far with ``df.attrs["interrupted"] = True``.
     """
     loaded = [load(item) if isinstance(item, (str, Path)) else item for item in instances]
     items = [(inst, get_system(system, family=inst.family)) for inst in loaded]
-    if exact:   # every refusal before any run: a long study is not lost to the last instance
-        for inst, sysm in items:
-            refuse_exact(inst, sysm)
-    rows: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
+    plans = [(inst, sysm, list(algorithms or _runnable_defaults(sysm, inst, skipped))) for inst, sysm in items]
+    for inst, sysm, chosen in plans:   # every refusal before any run: a long study is not lost to the last instance
+        if exact:
+            refuse_exact(inst, sysm)
+        refuse_run_options(sysm, chosen, run_options or {})
+    rows: list[dict[str, Any]] = []
     interrupted = False
-    steps_per_instance = None if algorithms is None else len(algorithms) + int(exact)
-    bar = _progress(len(items) * steps_per_instance if steps_per_instance else None, progress)
+    bar = _progress(sum(len(chosen) + int(exact) for _, _, chosen in plans), progress)
     try:
-        for inst, sysm in items:
-            chosen = algorithms or _runnable_defaults(sysm, inst, skipped)
-            if bar is not None:
-                bar.plan(len(items) * (len(chosen) + int(exact)))
+        for inst, sysm, chosen in plans:
             rows.extend(study_instance(inst, sysm, chosen, variant=variant,
                                        time_limit=time_limit, verify=verify, exact=exact, seed=seed,
                                        run_options=run_options or {}, bar=bar,
@@ -120,6 +119,23 @@ def refuse_exact(inst: Instance, sysm: System) -> None:
     refusal = sysm.exact_refusal(inst) if sysm.exact_refusal is not None else None
     if refusal is not None:
         raise UsageError(f"{refusal}; compare the runs alone with --no-exact (exact=False)")
+
+
+def refuse_run_options(sysm: System, algorithms: Sequence[str], run_options: dict[str, Any]) -> None:
+    """Raises a UsageError when a given run option is one that some of ``algorithms``' runs refuse
+    (SoW's ``eps`` with ``greedy``, Astraea's ``lambda_mode`` with ``gandiva_fair``), naming them
+    and the algorithms of the set that take it, as a sweep file is refused (decisions SW2)."""
+    for option in sysm.run_options:
+        value = run_options.get(option)
+        if value is None:
+            continue
+        refused_by = [name for name in algorithms if not sysm.takes_run_option(name, option)]
+        if refused_by:
+            flag = "--no-" + option if value is False else "--" + option.replace("_", "-")
+            taking = [name for name in algorithms if name not in refused_by]
+            hint = f"; run those that take it with --algorithms {','.join(taking)}" if taking else ""
+            raise UsageError(f"{', '.join(refused_by)} take{'s' if len(refused_by) == 1 else ''} "
+                             f"no {flag} option{hint}")
 
 
 def _runnable_defaults(sysm: System, inst: Instance, skipped: list[dict[str, str]]) -> list[str]:
@@ -247,17 +263,13 @@ class _Progress:
     """A bar over the study's steps (each algorithm's run and each exact solve) on stderr, naming
     the step under way, with elapsed time and an estimate of the time left."""
 
-    def __init__(self, total: int | None) -> None:
+    def __init__(self, total: int) -> None:
         from tqdm.auto import tqdm
 
         self.bar = tqdm(total=total, desc="study", unit="step", file=sys.stderr, leave=False,
                         bar_format="{desc} {n_fmt}/{total_fmt} [{elapsed} elapsed, ~{remaining} left] {postfix}")
         self.running = ""
         self.shown = time.perf_counter()
-
-    def plan(self, total: int) -> None:
-        if self.bar.total is None:
-            self.bar.total = total
 
     def step(self, running: str) -> None:
         """Count the step that just finished (if any) and show the one starting."""
@@ -278,7 +290,7 @@ class _Progress:
         self.bar.close()
 
 
-def _progress(total: int | None, enabled: bool) -> _Progress | None:
+def _progress(total: int, enabled: bool) -> _Progress | None:
     return _Progress(total) if enabled and total != 1 else None
 
 

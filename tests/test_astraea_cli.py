@@ -14,7 +14,7 @@ from mlsched.baselines.batchsche import exclusive_gains
 from mlsched.instance.generators.astraea import deal_servers, generate_astraea
 from mlsched.online.astraea import Astraea
 from mlsched.sim.tenant_run import run_tenant
-from mlsched.systems import get_system
+from mlsched.systems import System, get_system
 from mlsched.tenant_metrics import performance_ratio
 
 
@@ -148,6 +148,25 @@ def test_baseline_toggles_from_the_command_line(capsys, tmp_path):
     with pytest.raises(SystemExit) as stop:
         cli(capsys, "run", path, "-a", "hived", "--migration-cost", 1)
     assert stop.value.code == 2 and "[0, 1)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("option", "refused_by", "taking"), [
+    (("--lambda-mode", "theory"), "gandiva_fair, hived take", "astraea,batchsche"),
+    (("--migration-cost", 0.2), "astraea, batchsche take", "gandiva_fair,hived"),
+    (("--no-opportunistic",), "astraea, batchsche, gandiva_fair take", "hived")])
+def test_compare_refuses_an_option_that_some_of_its_algorithms_refuse_before_any_run(capsys, tmp_path, monkeypatch,
+                                                                                     option, refused_by, taking):
+    # SW2 for compare: the default set used to run astraea and batchsche (minutes at the paper's
+    # sizes) before gandiva_fair refused --lambda-mode
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(generate_astraea(jobs=6, servers=5, users=2, profile="small", seed=1).to_dict()))
+    code, out, _ = cli(capsys, "compare", path, *option, "--algorithms", taking, "--json", "-q", "--no-exact")
+    assert code == 0 and [r["algorithm"] for r in json.loads(out)] == taking.split(",")
+    runs = []
+    monkeypatch.setattr(System, "execute", lambda self, instance, policy, **kw: runs.append(policy))
+    code, _, err = cli(capsys, "compare", path, *option, "-q")
+    assert code == 2 and runs == []
+    assert f"{refused_by} no {option[0]} option; run those that take it with --algorithms {taking}" in err
 
 
 def test_sharing_incentive_is_one_for_batchsche_and_undefined_without_quota():

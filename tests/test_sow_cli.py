@@ -58,6 +58,9 @@ def test_generate_solve_run_compare(tmp_path, capsys):
     assert code == 2 and "one program per realization" in err
     code, _, err = cli(capsys, "run", f, "-a", "greedy", "--eps", 0.1)
     assert code == 2 and "--eps applies to the SoW mechanisms" in err
+    code, _, err = cli(capsys, "compare", f, "--eps", 0.1, "-q")
+    assert code == 2 and ("greedy, reservation take no --eps option; run those that take it with "
+                          "--algorithms sow-adversarial,sow-fifo,sow-evict-all") in err
 
 
 def test_bad_sow_file_lists_every_problem(tmp_path, capsys):
