@@ -4,7 +4,7 @@ solve's wall time (its overshoot past S), OPT's status and the bound it came fro
 beside the best algorithm's score, and per algorithm the interval width high / low of OPT / ALG
 (1 is a point ratio; "-" an empty ratio column; "0!" an interval starting at 0 while the
 algorithm scored above 0; "ALG=0" an algorithm that scored 0, whose ratio is infinite), then each
-run's wall seconds.
+algorithm's total utility and each run's wall seconds.
 
     python benchmarks/oasis_scale.py [--sizes 10x10 30x30 50x50 100x100 200x100] [--seeds 0 1 2]
         [--time-limit 60] [--algorithms oasis,fifo,drf,rrh,dorm]
@@ -98,7 +98,8 @@ def main() -> None:
                       f"{exact - args.time_limit:6.1f}  {first['opt_status']:10} "
                       f"{str(first.get('opt_bound_source')):22} {low:>9} {high:>9} {best:9.2f}  "
                       + " ".join(f"{width(row):>6}" for row in rows)
-                      + "   run s: " + ", ".join(f"{row['algorithm']} {row.get('wall_seconds') or 0:.1f}" for row in rows),
+                      + "   ALG: " + ", ".join(f"{row['algorithm']} {row.get('total_utility') or 0:.2f}" for row in rows)
+                      + "; run s: " + ", ".join(f"{row['algorithm']} {row.get('wall_seconds') or 0:.1f}" for row in rows),
                       flush=True)
 
 

@@ -78,7 +78,11 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--system")
     r.add_argument("--seed", type=int, default=0)
     _run_options(r)
+    r.add_argument("--time-limit", type=_positive_float, metavar="S",
+                   help="seconds for all the programs a policy solves during its run (dorm; default: none, "
+                        "so that a run is the same on any machine)")
     r.add_argument("--json", action="store_true")
+    r.add_argument("--quiet", "-q", action="store_true", help="no progress line on long runs")
     r.set_defaults(handler=_run)
 
     c = sub.add_parser("compare", help="run algorithms and the exact optimum; print OPT/ALG per algorithm")
@@ -345,11 +349,19 @@ def _report_line(report: Any) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from mlsched.study import run_progress
     from mlsched.systems import get_system
 
     inst = _load(args.file)
     sysm = get_system(args.system, family=inst.family)
-    result = sysm.execute(inst, sysm.policy(args.algorithm, seed=args.seed), **_run_option_values(args))
+    budget = {} if args.time_limit is None else {"run_budget": args.time_limit}
+    policy = sysm.policy(args.algorithm, seed=args.seed, options=budget)
+    if budget and "run_budget" not in sysm.policy_parameters(args.algorithm):
+        takers = [name for name in sysm.algorithms if "run_budget" in sysm.policy_parameters(name)]
+        raise UsageError(f"{args.algorithm} takes no --time-limit (a budget for the programs solved during a run; "
+                         f"{sysm.name} algorithms that take one: {', '.join(takers) or 'none'})")
+    with run_progress(f"{inst.name}: {args.algorithm}", enabled=not args.quiet) as progress:
+        result = sysm.execute(inst, policy, progress=progress, **_run_option_values(args))
     doc = {"instance": inst.name, "algorithm": args.algorithm, **sysm.evaluate(inst, result)}
     if args.json:
         print(json.dumps(doc, indent=1))

@@ -14,7 +14,8 @@ import dataclasses
 import math
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -257,19 +258,23 @@ def _ratio_columns(opt: SolveReport, score: float, minimize: bool = False) -> di
 
 
 REFRESH_SECONDS = 0.5   # the progress bar's fastest refresh inside one step
+RUN_PROGRESS_DELAY = 1.0   # seconds a single run goes before its progress line appears
 
 
 class _Progress:
     """A bar over the study's steps (each algorithm's run and each exact solve) on stderr, naming
-    the step under way, with elapsed time and an estimate of the time left."""
+    the step under way, with elapsed time and an estimate of the time left; with ``delay``,
+    nothing is shown before that many seconds have passed."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, *, desc: str = "study", delay: float = 0.0) -> None:
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(total=total, desc="study", unit="step", file=sys.stderr, leave=False,
-                        bar_format="{desc} {n_fmt}/{total_fmt} [{elapsed} elapsed, ~{remaining} left] {postfix}")
+        counts = "{n_fmt}/{total_fmt} [{elapsed} elapsed, ~{remaining} left]" if total > 1 else "[{elapsed} elapsed]"
+        self.bar = tqdm(total=total, desc=desc, unit="step", file=sys.stderr, leave=False, delay=delay,
+                        bar_format="{desc} " + counts + "{postfix}")
         self.running = ""
         self.shown = time.perf_counter()
+        self.hidden_until = self.shown + delay
 
     def step(self, running: str) -> None:
         """Count the step that just finished (if any) and show the one starting."""
@@ -277,17 +282,38 @@ class _Progress:
             self.bar.update(1)
         self.running = running
         self.shown = time.perf_counter()
-        self.bar.set_postfix_str(f"running {running}" if running else "", refresh=True)
+        self._show(f"running {running}" if running else "")
 
     def within(self, done: int, total: int) -> None:
         """Show how far the step under way is (e.g. slot 40/100), at most every REFRESH_SECONDS."""
         now = time.perf_counter()
         if done == total or now - self.shown >= REFRESH_SECONDS:
             self.shown = now
-            self.bar.set_postfix_str(f"running {self.running} ({done}/{total})", refresh=True)
+            self._show(f"running {self.running} ({done}/{total})")
+
+    def _show(self, text: str) -> None:
+        self.bar.set_postfix_str(text, refresh=time.perf_counter() >= self.hidden_until)
 
     def close(self) -> None:
         self.bar.close()
+
+
+@contextmanager
+def run_progress(label: str, *, enabled: bool = True,
+                 delay: float | None = None) -> Iterator[Callable[[int, int], None] | None]:
+    """A line on stderr for one run that takes long: ``label`` and how far the run is (slot 40/100;
+    apps finished 512/1181), shown once it has gone ``delay`` seconds (RUN_PROGRESS_DELAY). Yields
+    the callback to hand the run as its progress (:meth:`mlsched.systems.System.execute`), or None
+    when not ``enabled``."""
+    if not enabled:
+        yield None
+        return
+    bar = _Progress(1, desc="run", delay=RUN_PROGRESS_DELAY if delay is None else delay)
+    bar.step(label)
+    try:
+        yield bar.within
+    finally:
+        bar.close()
 
 
 def _progress(total: int, enabled: bool) -> _Progress | None:

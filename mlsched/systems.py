@@ -166,10 +166,12 @@ def _themis() -> System:
         return row
 
     def run(instance: Any, policy: Any, *, lease: float | None = None,
-            restart_overhead: float = SimOptions.restart_overhead) -> Any:
+            restart_overhead: float = SimOptions.restart_overhead,
+            on_progress: Callable[[int, int], None] | None = None) -> Any:
         if lease is None:   # a round-based policy's own round length (gavel-ftf: 360 s), else the lease
             lease = getattr(policy, "default_lease", SimOptions.lease)
-        return simulate(instance, policy, SimOptions(lease=lease, restart_overhead=restart_overhead))
+        return simulate(instance, policy, SimOptions(lease=lease, restart_overhead=restart_overhead),
+                        on_progress=on_progress)
 
     def build(instance: Any, *, variant: str = "o1", relax: bool = False) -> Built:
         return themis_offline.build_offline(instance, t_id=themis_offline.fifo_t_id(instance, slot=THEMIS_SLOT),
@@ -185,7 +187,7 @@ def _themis() -> System:
                   default_algorithms=("themis", *THEMIS_BASELINES), score_name="max_rho", exact=exact_themis,
                   run=run, evaluate=evaluate, build=build, relaxable=True, minimize=True,
                   ratio_score="max_rho_slotted", run_options=("lease", "restart_overhead"),
-                  exact_refusal=themis_offline.o1_refusal)
+                  exact_refusal=themis_offline.o1_refusal, progress_option="on_progress")
 
 
 def _astraea() -> System:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -265,6 +266,45 @@ def test_compare_shows_the_algorithm_running_and_its_slot(capsys):
         assert f"running oasis-small-j10-t10-s0: {name} ({horizon}/{horizon})" in err
     assert main(["compare", str(inst), "--algorithms", "fifo,dorm", "--no-exact", "--quiet"]) == 0
     assert "running" not in capsys.readouterr().err
+
+
+def test_run_shows_its_progress_once_it_takes_long(capsys, monkeypatch):
+    """`run` names the run under way and how far it is (here each slot), once the run has gone
+    RUN_PROGRESS_DELAY seconds; --quiet shows nothing."""
+    from mlsched import study
+
+    inst = ROOT / "instances" / "oasis" / "fig5-small-seed0.json"
+    horizon = json.loads(inst.read_text())["horizon"]
+    monkeypatch.setattr(study, "RUN_PROGRESS_DELAY", 0.0)
+    code, out, err = cli(capsys, "run", inst, "-a", "dorm", "--json")
+    assert code == 0 and json.loads(out)["algorithm"] == "dorm"
+    assert f"running oasis-small-j10-t10-s0: dorm ({horizon}/{horizon})" in err
+    code, out, err = cli(capsys, "run", inst, "-a", "dorm", "--json", "--quiet")
+    assert code == 0 and err == ""
+    monkeypatch.setattr(study, "RUN_PROGRESS_DELAY", 3600.0)
+    code, out, err = cli(capsys, "run", inst, "-a", "dorm", "--json")
+    assert code == 0 and err == ""
+
+
+def test_run_time_limit_is_the_budget_of_the_policies_that_take_one(capsys, monkeypatch):
+    from mlsched.baselines.dorm import Dorm
+
+    inst = ROOT / "instances" / "oasis" / "fig5-small-seed0.json"
+    seen = []
+    real = Dorm.__init__
+
+    @functools.wraps(real)
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("run_budget"))
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Dorm, "__init__", spy)
+    code, out, _ = cli(capsys, "run", inst, "-a", "dorm", "--time-limit", 7, "--json", "-q")
+    assert code == 0 and seen == [7.0] and json.loads(out)["total_utility"] > 0
+    code, _, err = cli(capsys, "run", inst, "-a", "oasis", "--time-limit", 7)
+    assert code == 2 and "oasis takes no --time-limit" in err and "that take one: dorm" in err
+    code, _, err = cli(capsys, "run", "themis/o1-small", "-a", "themis", "--time-limit", 7)
+    assert code == 2 and "themis algorithms that take one: none" in err
 
 
 def test_compare_refuses_an_instance_o1_cannot_take_before_any_run(capsys, monkeypatch):

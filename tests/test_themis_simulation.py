@@ -55,6 +55,16 @@ def test_lone_app_runs_at_its_cap_and_has_rho_one():
         assert run.gpu_time == pytest.approx(1200.0, rel=1e-12)
 
 
+def test_progress_counts_finished_apps_up_to_all_and_changes_nothing():
+    inst = random_instance(3)
+    heard: list[tuple[int, int]] = []
+    run = simulate(inst, Themis(), SimOptions(lease=300.0), on_progress=lambda done, total: heard.append((done, total)))
+    done = [d for d, _ in heard]
+    assert {t for _, t in heard} == {12} and done == sorted(done) and heard[-1] == (12, 12)
+    assert done.count(12) == 1 and len(set(done)) == 13   # every finish heard: 0 first, each count then
+    assert np.array_equal(run.finish, simulate(inst, Themis(), SimOptions(lease=300.0)).finish)
+
+
 def test_restart_overhead_is_paid_only_when_a_job_changes_gpus():
     # Leases of 100 s are renewed on the same GPUs (A18): only the first start pays the 30 s.
     inst = ThemisInstance("one", TESTBED_LIKE, (single(1200.0, 2),))

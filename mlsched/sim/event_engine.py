@@ -28,7 +28,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
@@ -308,10 +308,12 @@ class _AppState:
 class EventEngine:
     """One simulation of ``policy`` over ``instance``; call :meth:`run`."""
 
-    def __init__(self, instance: ThemisInstance, policy: EventPolicy, options: SimOptions) -> None:
+    def __init__(self, instance: ThemisInstance, policy: EventPolicy, options: SimOptions, *,
+                 on_progress: Callable[[int, int], None] | None = None) -> None:
         self.instance = instance
         self.policy = policy
         self.options = options
+        self.on_progress = on_progress
         self.now = 0.0
         self.cum_active = 0.0           # integral of N_active
         self.arrays = _JobArrays(instance.apps)
@@ -368,6 +370,8 @@ class EventEngine:
             for a in sorted(touched):
                 if self.states[a].finish is None:
                     self._resplit(self.states[a])
+            if self.on_progress is not None:
+                self.on_progress(next_arrival - len(self.active), len(order))
         return ThemisRun(self.instance, self.policy.name, self.options,
                          finish=np.array([s.finish for s in self.states], dtype=float), t_id=self.finish_t_id,
                          holdings=self.holdings, jobs=self.job_log, rounds=self.rounds, round_seconds=self.round_seconds,
@@ -525,9 +529,10 @@ class EventEngine:
 
 
 def simulate(instance: ThemisInstance, policy: EventPolicy, options: SimOptions | None = None, *,
-             check: bool = True) -> ThemisRun:
-    """Run ``policy`` over ``instance``; the record is checked independently unless ``check=False``."""
-    result = EventEngine(instance, policy, options or SimOptions()).run()
+             check: bool = True, on_progress: Callable[[int, int], None] | None = None) -> ThemisRun:
+    """Run ``policy`` over ``instance``; the record is checked independently unless ``check=False``.
+    ``on_progress`` hears (apps finished, apps in all) after every event."""
+    result = EventEngine(instance, policy, options or SimOptions(), on_progress=on_progress).run()
     if check:
         assert_valid_run(result)
     return result
