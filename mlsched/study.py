@@ -82,16 +82,18 @@ def study(
     mechanism joins on stochastic instances) less the algorithms that cannot run on it (BatchSche
     without tenant partitions, the stochastic mechanism when no FUA fits the supply); those are
     listed with the reason in ``df.attrs["skipped"]`` (instance, algorithm, reason). Named
-    ``algorithms`` all run, and one that cannot run raises its error. With ``exact``, an instance
-    the system's exact program cannot take stops the study before any run, with the reason, and so
-    does a run option that some chosen algorithm does not take. Interrupting with Ctrl-C returns
-    the rows finished so far with ``df.attrs["interrupted"] = True``.
+    ``algorithms`` all run, and one that cannot run raises its error. These stop the study before
+    any run, with the reason: an unknown algorithm, a run option that some chosen algorithm does
+    not take, and with ``exact`` an instance the system's exact program cannot take. Interrupting
+    with Ctrl-C returns the rows finished so far with ``df.attrs["interrupted"] = True``.
     """
     loaded = [load(item) if isinstance(item, (str, Path)) else item for item in instances]
     items = [(inst, get_system(system, family=inst.family)) for inst in loaded]
     skipped: list[dict[str, str]] = []
     plans = [(inst, sysm, list(algorithms or _runnable_defaults(sysm, inst, skipped))) for inst, sysm in items]
     for inst, sysm, chosen in plans:   # every refusal before any run: a long study is not lost to the last instance
+        for name in chosen:
+            sysm.require(name)
         if exact:
             refuse_exact(inst, sysm)
         refuse_run_options(sysm, chosen, run_options or {})

@@ -83,15 +83,19 @@ class System:
     def policy(self, algorithm: str, *, seed: int = 0, options: Mapping[str, Any] | None = None) -> Any:
         """A fresh policy object; ``seed`` is passed to policies that draw random numbers, and each
         of ``options`` (e.g. Themis's ``fairness_knob``) to the policies that take it."""
-        if algorithm not in self.algorithms:
-            raise UsageError(f"unknown algorithm {algorithm!r} for {self.name}; "
-                             f"choose from {', '.join(self.algorithms)}")
+        self.require(algorithm)
         factory = self.algorithms[algorithm]
         accepted = self.policy_parameters(algorithm)
         given = {key: value for key, value in (options or {}).items() if key in accepted}
         if "seed" in accepted:
             given["seed"] = seed
         return factory(**given)
+
+    def require(self, algorithm: str) -> None:
+        """Raises a UsageError naming the choices unless ``algorithm`` is one of this system's."""
+        if algorithm not in self.algorithms:
+            raise UsageError(f"unknown algorithm {algorithm!r} for {self.name}; "
+                             f"choose from {', '.join(self.algorithms)}")
 
     def policy_parameters(self, algorithm: str) -> frozenset[str]:
         """The keyword arguments ``algorithm``'s factory takes, less those its registration fixes

@@ -81,9 +81,15 @@ def test_same_seed_same_json(capsys):
     assert outs[0] == outs[1]
 
 
-def test_unknown_algorithm_and_bad_flags(capsys):
+def test_unknown_algorithm_and_bad_flags(capsys, monkeypatch):
     code, _, err = cli(capsys, "run", T1, "--algorithm", "nope")
     assert code == 2 and err.startswith("unknown algorithm 'nope' for oasis")
+    from mlsched.systems import System
+
+    executed = []
+    monkeypatch.setattr(System, "execute", lambda self, instance, policy, **options: executed.append(policy))
+    code, _, err = cli(capsys, "compare", T1, "--algorithms", "oasis,nope", "-q")   # before oasis runs
+    assert code == 2 and err.startswith("unknown algorithm 'nope' for oasis") and executed == []
     with pytest.raises(SystemExit) as info:
         main(["solve", str(T1), "--time-limit", "-3"])
     assert info.value.code == 2
