@@ -148,7 +148,7 @@ def _ogasched() -> System:
     return System(name="ogasched", family="multi-server", variants=OGASCHED_VARIANTS, algorithms=algorithms,
                   default_algorithms=("ogasched", "drf", "fairness", "binpacking", "spreading"),
                   score_name="reward", exact=exact_ogasched, run=run_slots, evaluate=evaluate,
-                  ratio_variant="per_slot", regret_variant="hindsight")
+                  ratio_variant="per_slot", regret_variant="hindsight", progress_option="on_slot")
 
 
 def _themis() -> System:
@@ -226,7 +226,8 @@ def _astraea() -> System:
                   instance_options=("time_origin",),   # OPT on the same instance and time origin (§5.3)
                   configured_options=("lambda_mode", "theta_scale", "migration_cost", "opportunistic"),
                   # a preemptive run is read by its unbroken jobs inside exact_astraea (it needs the instance)
-                  start_of=lambda result: result if isinstance(result, SlotRun) else result.schedule)
+                  start_of=lambda result: result if isinstance(result, SlotRun) else result.schedule,
+                  progress_option="on_progress")
 
 
 def _sow() -> System:
@@ -238,12 +239,12 @@ def _sow() -> System:
     from mlsched.sow_metrics import benchmark_columns, paired_columns, ratio_bound
 
     def run(instance: Any, policy: Any, *, samples: int = DEFAULT_SAMPLES, exact_limit: int = EXACT_LIMIT,
-            eps: float | None = None) -> Any:
+            eps: float | None = None, on_progress: Callable[[int, int], None] | None = None) -> Any:
         if eps is not None:
             if not hasattr(policy, "configure"):
                 raise UsageError(f"--eps applies to the SoW mechanisms, not {policy.name}")
             policy.configure(eps=eps)
-        return run_sow(instance, policy, samples=samples, exact_limit=exact_limit)
+        return run_sow(instance, policy, samples=samples, exact_limit=exact_limit, on_progress=on_progress)
 
     def evaluate(instance: Any, result: Any) -> dict[str, Any]:
         return {**result.summary(instance), "ratio_bound": ratio_bound(result.constants)}
@@ -260,7 +261,8 @@ def _sow() -> System:
                   paired_options=("samples", "exact_limit"), benchmark_columns=benchmark_columns,
                   paired_columns=paired_columns,
                   applies=lambda instance, variant: not (instance.stochastic and variant in ("lp-r", "lp-rp")),
-                  instance_defaults=lambda instance: ("sow-stochastic",) if instance.stochastic else ())
+                  instance_defaults=lambda instance: ("sow-stochastic",) if instance.stochastic else (),
+                  progress_option="on_progress")
 
 
 _FACTORIES: dict[str, Callable[[], System]] = {"oasis": _oasis, "ogasched": _ogasched, "themis": _themis,

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from mlsched.cli import main
@@ -290,6 +291,38 @@ def test_run_shows_its_progress_once_it_takes_long(capsys, monkeypatch):
     monkeypatch.setattr(study, "RUN_PROGRESS_DELAY", 3600.0)
     code, out, err = cli(capsys, "run", inst, "-a", "dorm", "--json")
     assert code == 0 and err == ""
+
+
+@pytest.mark.parametrize(("name", "algorithm", "unit"), [
+    ("multi-tenant", "astraea", "jobs"), ("multi-tenant", "batchsche", "tenants"), ("multi-tenant", "hived", "jobs"),
+    ("multi-tenant", "gandiva_fair", "jobs"), ("sow", "sow-adversarial", "realizations"), ("sow", "greedy", "realizations"),
+    ("themis/gavel-philly-first24", "gavel-ftf", "apps"), ("ogasched/default-t200-seed0", "ogasched", "slots")])
+def test_runs_report_how_far_they_are_and_run_the_same(name, algorithm, unit):
+    """Every family's run reports (done, in all), the count never falling and ending at all of
+    them (Astraea: the jobs admitted or dropped), and the run is the one without a listener."""
+    from mlsched.instance import load
+    from mlsched.instance.generators.astraea import generate_astraea
+    from mlsched.systems import get_system
+
+    if name == "multi-tenant":
+        inst = generate_astraea(jobs=30, servers=10, users=3, profile="small", seed=2)
+    elif name == "sow":
+        inst = load(ROOT / "instances" / "sow" / "const-signal-n6.json")
+    else:
+        inst = load(ROOT / "instances" / f"{name}.json")
+    sysm = get_system(None, family=inst.family)
+    heard: list[tuple[int, int]] = []
+    result = sysm.execute(inst, sysm.policy(algorithm), progress=lambda done, total: heard.append((done, total)))
+    done, totals = [d for d, _ in heard], {t for _, t in heard}
+    expected = {"jobs": inst.num_jobs if name == "multi-tenant" else None, "tenants": 3, "apps": 24,
+                "realizations": len(getattr(result, "realizations", ())), "slots": 200}[unit]
+    if algorithm == "astraea":
+        expected = int((result.batch > 0).sum()) + len(result.dropped)
+    assert totals == {inst.num_jobs if unit == "jobs" else expected} and done == sorted(done) and done[-1] == expected
+    plain = sysm.evaluate(inst, sysm.execute(inst, sysm.policy(algorithm)))
+    heard_row = sysm.evaluate(inst, result)
+    same = [k for k in plain if "seconds" not in k and "_ms" not in k]   # all but the timings
+    assert pd.Series({k: heard_row[k] for k in same}).equals(pd.Series({k: plain[k] for k in same}))
 
 
 def test_run_time_limit_is_the_budget_of_the_policies_that_take_one(capsys, monkeypatch):

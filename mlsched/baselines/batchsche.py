@@ -11,6 +11,7 @@ one synthetic server holding the tenant's quotas when the instance lists no part
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,10 @@ class BatchSche:
                     "give every tenant its partition (tenants[].servers)")
         return None
 
-    def run(self, instance: MultiTenantInstance) -> AstraeaRun:
+    def run(self, instance: MultiTenantInstance, *,
+            on_progress: Callable[[int, int], None] | None = None) -> AstraeaRun:
+        """Astraea's phase 1 per tenant on its partition; ``on_progress`` hears (tenants done,
+        tenants in all)."""
         reason = self.cannot_run(instance)
         if reason is not None:
             raise UsageError(reason)
@@ -54,6 +58,8 @@ class BatchSche:
             cost=np.zeros(n_jobs), payments=np.zeros((n_jobs, n_tenants)), shared={}, dropped=[], constants=whole,
             time_origin=instance.time_origin)
         for u, tenant in enumerate(instance.tenants):
+            if on_progress is not None:
+                on_progress(u, n_tenants)
             mine = [j for j, job in enumerate(instance.jobs) if job.owner == u]
             servers = list(tenant.servers or ())
             if not mine or not servers:
@@ -69,6 +75,8 @@ class BatchSche:
             record.batches = max(record.batches, run.batches)
             record.wall_seconds += run.wall_seconds
             record.call_seconds += run.call_seconds
+        if on_progress is not None:
+            on_progress(n_tenants, n_tenants)
         record.dropped.sort()
         return record
 

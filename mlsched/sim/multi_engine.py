@@ -5,6 +5,7 @@ allocation is checked against eqs. (5) and (6) by the independent checker."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -44,8 +45,9 @@ class SlotRun:
 
 
 def run_slots(instance: MultiServerInstance, policy: SlotPolicy, *, check: bool = True, keep: bool = False,
-              arrivals: np.ndarray | None = None) -> SlotRun:
-    """Run ``policy`` over the instance's arrivals (or the given ``arrivals`` (T, L))."""
+              arrivals: np.ndarray | None = None, on_slot: Callable[[int, int], None] | None = None) -> SlotRun:
+    """Run ``policy`` over the instance's arrivals (or the given ``arrivals`` (T, L)); ``on_slot``
+    hears (slots done, slots in all) after each slot."""
     tick = time.perf_counter()
     x_all = instance.arrivals() if arrivals is None else arrivals
     model = ChannelModel(instance)
@@ -69,4 +71,6 @@ def run_slots(instance: MultiServerInstance, policy: SlotPolicy, *, check: bool 
         start = time.perf_counter()
         policy.feedback(t, x, y)
         decision[t] += time.perf_counter() - start
+        if on_slot is not None:
+            on_slot(t + 1, horizon)
     return SlotRun(policy.name, rewards, gains, overheads, time.perf_counter() - tick, decision, kept)

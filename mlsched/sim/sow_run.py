@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,11 +142,12 @@ class SowRuns:
 
 
 def run_sow(instance: SowInstance, policy: Any, *, samples: int = DEFAULT_SAMPLES, seed: int = 0,
-            exact_limit: int = EXACT_LIMIT) -> SowRuns:
+            exact_limit: int = EXACT_LIMIT, on_progress: Callable[[int, int], None] | None = None) -> SowRuns:
     """Run ``policy`` (anything with ``simulate(instance, realization, sample)``) on every realization
     and check each run independently; a policy with ``prepare(instance)`` (offline work on the
     whole instance, e.g. the stochastic variant's bundles) gets it first. In the stochastic variant
-    each run sees the instance with its SoWs drawn."""
+    each run sees the instance with its SoWs drawn. ``on_progress`` hears (realizations run,
+    realizations in all) after each."""
     reals = realizations(instance, samples=samples, seed=seed, exact_limit=exact_limit)
     tick = time.perf_counter()
     if hasattr(policy, "prepare"):
@@ -157,6 +159,8 @@ def run_sow(instance: SowInstance, policy: Any, *, samples: int = DEFAULT_SAMPLE
         outcome = policy.simulate(drawn, real, m)
         outcomes.append(outcome)
         problems.extend(f"realization {m}: {p}" for p in sow_check.check(drawn, real, outcome))
+        if on_progress is not None:
+            on_progress(m + 1, len(reals))
     constants = policy.constants(instance) if hasattr(policy, "constants") else {}
     return SowRuns(name=getattr(policy, "name", type(policy).__name__), realizations=reals, outcomes=outcomes,
                    problems=problems, constants=constants, wall_seconds=time.perf_counter() - tick, seed=seed)

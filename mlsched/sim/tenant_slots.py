@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -127,10 +128,11 @@ def slot_progress(job: TenantJob, workers: np.ndarray, ps: np.ndarray) -> float:
     return float(workers.sum()) * job.rate(bool(used.sum() == 1))
 
 
-def run_slots(instance: MultiTenantInstance, policy: SlotPolicy, *, max_slots: int | None = None) -> SlotRun:
+def run_slots(instance: MultiTenantInstance, policy: SlotPolicy, *, max_slots: int | None = None,
+              on_progress: Callable[[int, int], None] | None = None) -> SlotRun:
     """Drive ``policy`` slot by slot (block by block for stationary policies: an allocation is held
     until the next release or completion); the run is checked by :func:`check_slots` before it is
-    returned."""
+    returned. ``on_progress`` hears (jobs completed, jobs in all) after every block."""
     tick = time.perf_counter()
     policy.start(instance)
     loss = float(getattr(policy, "migration_cost", 0.0))
@@ -167,6 +169,8 @@ def run_slots(instance: MultiTenantInstance, policy: SlotPolicy, *, max_slots: i
             for s in np.flatnonzero((workers > 0) | (ps > 0)):
                 rows.append((t, last, j, int(s), int(workers[s]), int(ps[s])))
         t += block
+        if on_progress is not None:
+            on_progress(int(np.count_nonzero(completion)), n)
     table = np.array(rows, dtype=np.int64).reshape(-1, 6)
     run = SlotRun(algorithm=policy.name, first=table[:, 0], last=table[:, 1], job=table[:, 2], server=table[:, 3],
                   workers=table[:, 4], ps=table[:, 5], completion=completion, slots=t - 1,

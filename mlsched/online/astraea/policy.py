@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -249,7 +250,10 @@ class Astraea:
         if theta_scale is not None:
             self.options["theta_scale"] = theta_scale
 
-    def run(self, instance: MultiTenantInstance) -> AstraeaRun:
+    def run(self, instance: MultiTenantInstance, *,
+            on_progress: Callable[[int, int], None] | None = None) -> AstraeaRun:
+        """The mechanism over ``instance``; ``on_progress`` hears (jobs admitted or dropped, jobs in
+        all) after every round."""
         tick = time.perf_counter()
         fit = [fitting_configurations(instance, job, self.cap_by_trace_gpus) for job in instance.jobs]
         consts = constants(instance, fit, **self.options)
@@ -272,7 +276,7 @@ class Astraea:
             arrived = [j for j in order if low < instance.jobs[j].arrival <= high]
             pending = sorted(pending + arrived, key=rank.__getitem__)
             if pending:
-                admitted = self._batch(instance, shapes, pending, batch, consts, record)
+                admitted = self._batch(instance, shapes, pending, batch, consts, record, on_progress)
                 pending = [j for j in pending if j not in admitted]
             record.batches = batch
             if not pending and all(instance.jobs[j].arrival <= high for j in order):
@@ -281,7 +285,8 @@ class Astraea:
         return record
 
     def _batch(self, instance: MultiTenantInstance, shapes: list[JobShape], jobs: list[int], batch: int,
-               consts: Constants, record: AstraeaRun) -> set[int]:
+               consts: Constants, record: AstraeaRun,
+               on_progress: Callable[[int, int], None] | None = None) -> set[int]:
         """A_round (Alg. 2): lambda rounds of phase 1 then phase 2; the jobs admitted."""
         tau, lam = 2 ** batch, consts.rounds
         left = list(jobs)
@@ -300,6 +305,8 @@ class Astraea:
             for j in (*first, *second):
                 record.batch[j], record.round[j] = batch, i
             admitted.update(first, second)
+            if on_progress is not None:
+                on_progress(int(np.count_nonzero(record.batch)) + len(record.dropped), instance.num_jobs)
             if not left or (self.lazy and not first and not second):
                 break
         return admitted
