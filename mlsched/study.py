@@ -128,6 +128,7 @@ def refuse_run_options(sysm: System, algorithms: Sequence[str], run_options: dic
     """Raises a UsageError when a given run option is one that some of ``algorithms``' runs refuse
     (SoW's ``eps`` with ``greedy``, Astraea's ``lambda_mode`` with ``gandiva_fair``), naming them
     and the algorithms of the set that take it, as a sweep file is refused (decisions SW2)."""
+    sysm.check_run_options(run_options)
     for option in sysm.run_options:
         value = run_options.get(option)
         if value is None:
@@ -265,23 +266,34 @@ RUN_PROGRESS_DELAY = 1.0   # seconds a single run goes before its progress line 
 
 class _Progress:
     """A bar over the study's steps (each algorithm's run and each exact solve) on stderr, naming
-    the step under way, with elapsed time and an estimate of the time left; with ``delay``,
-    nothing is shown before that many seconds have passed."""
+    the step under way, with elapsed time and an estimate of the time left; with ``delay``, the
+    bar opens only once that many seconds have passed (and is wiped when closed, as any other)."""
 
     def __init__(self, total: int, *, desc: str = "study", delay: float = 0.0) -> None:
-        from tqdm.auto import tqdm
-
-        counts = "{n_fmt}/{total_fmt} [{elapsed} elapsed, ~{remaining} left]" if total > 1 else "[{elapsed} elapsed]"
-        self.bar = tqdm(total=total, desc=desc, unit="step", file=sys.stderr, leave=False, delay=delay,
-                        bar_format="{desc} " + counts + "{postfix}")
+        self.total, self.desc, self.done = total, desc, 0
+        self.bar: Any = None
         self.running = ""
         self.shown = time.perf_counter()
         self.hidden_until = self.shown + delay
+        self.started = time.time()   # tqdm's clock
+        if delay <= 0:
+            self._open()
+
+    def _open(self) -> None:
+        from tqdm.auto import tqdm
+
+        counts = ("{n_fmt}/{total_fmt} [{elapsed} elapsed, ~{remaining} left]" if self.total > 1
+                  else "[{elapsed} elapsed]")
+        self.bar = tqdm(total=self.total, initial=self.done, desc=self.desc, unit="step", file=sys.stderr,
+                        leave=False, bar_format="{desc} " + counts + "{postfix}")
+        self.bar.start_t = self.started   # elapsed since the study or run began, not since the bar opened
 
     def step(self, running: str) -> None:
         """Count the step that just finished (if any) and show the one starting."""
         if self.running:
-            self.bar.update(1)
+            self.done += 1
+            if self.bar is not None:
+                self.bar.update(1)
         self.running = running
         self.shown = time.perf_counter()
         self._show(f"running {running}" if running else "")
@@ -294,10 +306,15 @@ class _Progress:
             self._show(f"running {self.running} ({done}/{total})")
 
     def _show(self, text: str) -> None:
-        self.bar.set_postfix_str(text, refresh=time.perf_counter() >= self.hidden_until)
+        if self.bar is None:
+            if time.perf_counter() < self.hidden_until:
+                return
+            self._open()
+        self.bar.set_postfix_str(text, refresh=True)
 
     def close(self) -> None:
-        self.bar.close()
+        if self.bar is not None:
+            self.bar.close()
 
 
 @contextmanager
@@ -319,7 +336,10 @@ def run_progress(label: str, *, enabled: bool = True,
 
 
 def _progress(total: int, enabled: bool) -> _Progress | None:
-    return _Progress(total) if enabled and total != 1 else None
+    """The study's bar; a study of one step shows one, as a run does, only once it takes long."""
+    if not enabled:
+        return None
+    return _Progress(total) if total > 1 else _Progress(1, desc="study", delay=RUN_PROGRESS_DELAY)
 
 
 def _step(bar: _Progress | None, running: str) -> None:

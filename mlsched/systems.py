@@ -57,13 +57,19 @@ class System:
                 **options: Any) -> Any:
         """``run(instance, policy)`` with the given run options (None means the default);
         ``progress`` hears (steps done, steps in all) from runs that report it."""
+        given = self.check_run_options(options)
+        if progress is not None and self.progress_option is not None:
+            given[self.progress_option] = progress
+        return self.run(instance, policy, **given)
+
+    def check_run_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The options given (not None), after a UsageError naming those this system's runs take
+        none of (``lease`` outside the Themis family)."""
         given = {k: v for k, v in options.items() if v is not None}
         unknown = sorted(set(given) - set(self.run_options))
         if unknown:
             raise UsageError(f"{self.name} runs take no {', '.join('--' + k.replace('_', '-') for k in unknown)} option")
-        if progress is not None and self.progress_option is not None:
-            given[self.progress_option] = progress
-        return self.run(instance, policy, **given)
+        return given
 
     def takes_run_option(self, algorithm: str, option: str) -> bool:
         """Whether runs of ``algorithm`` accept the run option ``option``: the options handed to a

@@ -6,6 +6,7 @@ import functools
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -293,13 +294,38 @@ def test_run_shows_its_progress_once_it_takes_long(capsys, monkeypatch):
     assert code == 0 and err == ""
 
 
+def test_a_progress_line_shown_after_its_delay_is_wiped_when_the_run_ends(capsys):
+    # it was left on the terminal, and the result printed after it was glued onto it
+    from mlsched.study import run_progress
+
+    with run_progress("inst: alg", delay=0.05) as heard:
+        time.sleep(0.1)
+        heard(10, 10)
+    frames = capsys.readouterr().err.split("\r")
+    assert any("running inst: alg (10/10)" in frame for frame in frames)
+    assert frames[-1] == "" and frames[-2].strip() == ""   # the last frame drawn is blank
+
+
+def test_a_study_refuses_an_option_that_one_of_its_systems_takes_nowhere_before_any_run(monkeypatch):
+    from mlsched.errors import UsageError
+    from mlsched.study import study
+    from mlsched.systems import System
+
+    executed = []
+    monkeypatch.setattr(System, "execute", lambda self, instance, policy, **options: executed.append(policy))
+    with pytest.raises(UsageError, match="oasis runs take no --lease option"):   # Themis's seven runs came first
+        study([THEMIS_SMALL, T1], exact=False, progress=False, run_options={"lease": 300.0})
+    assert executed == []
+
+
 @pytest.mark.parametrize(("name", "algorithm", "unit"), [
     ("multi-tenant", "astraea", "jobs"), ("multi-tenant", "batchsche", "tenants"), ("multi-tenant", "hived", "jobs"),
     ("multi-tenant", "gandiva_fair", "jobs"), ("sow", "sow-adversarial", "realizations"), ("sow", "greedy", "realizations"),
     ("themis/gavel-philly-first24", "gavel-ftf", "apps"), ("ogasched/default-t200-seed0", "ogasched", "slots")])
 def test_runs_report_how_far_they_are_and_run_the_same(name, algorithm, unit):
-    """Every family's run reports (done, in all), the count never falling and ending at all of
-    them (Astraea: the jobs admitted or dropped), and the run is the one without a listener."""
+    """Every family's run reports (done, in all), the count never falling, and here ending at all of
+    them (Astraea: the jobs admitted or dropped; a job that never completes would leave the count
+    short), and the run is the one without a listener."""
     from mlsched.instance import load
     from mlsched.instance.generators.astraea import generate_astraea
     from mlsched.systems import get_system
@@ -319,6 +345,7 @@ def test_runs_report_how_far_they_are_and_run_the_same(name, algorithm, unit):
     if algorithm == "astraea":
         expected = int((result.batch > 0).sum()) + len(result.dropped)
     assert totals == {inst.num_jobs if unit == "jobs" else expected} and done == sorted(done) and done[-1] == expected
+    assert all(0 <= d <= t for d, t in heard)
     plain = sysm.evaluate(inst, sysm.execute(inst, sysm.policy(algorithm)))
     heard_row = sysm.evaluate(inst, result)
     same = [k for k in plain if "seconds" not in k and "_ms" not in k]   # all but the timings
