@@ -83,9 +83,10 @@ def study(
     without tenant partitions, the stochastic mechanism when no FUA fits the supply); those are
     listed with the reason in ``df.attrs["skipped"]`` (instance, algorithm, reason). Named
     ``algorithms`` all run, and one that cannot run raises its error. These stop the study before
-    any run, with the reason: an unknown algorithm, a run option that some chosen algorithm does
-    not take, and with ``exact`` an instance the system's exact program cannot take. Interrupting
-    with Ctrl-C returns the rows finished so far with ``df.attrs["interrupted"] = True``.
+    any run, with the reason: an unknown or repeated algorithm, a run option that some chosen
+    algorithm does not take, and with ``exact`` an instance the system's exact program cannot
+    take. Interrupting with Ctrl-C returns the rows finished so far with
+    ``df.attrs["interrupted"] = True``.
     """
     loaded = [load(item) if isinstance(item, (str, Path)) else item for item in instances]
     items = [(inst, get_system(system, family=inst.family)) for inst in loaded]
@@ -94,6 +95,10 @@ def study(
     for inst, sysm, chosen in plans:   # every refusal before any run: a long study is not lost to the last instance
         for name in chosen:
             sysm.require(name)
+        twice = sorted({name for name in chosen if chosen.count(name) > 1})
+        if twice:
+            raise UsageError(f"{', '.join(twice)} named more than once in the algorithms; a run with the same "
+                             "seed gives the same row")
         if exact:
             refuse_exact(inst, sysm)
         refuse_run_options(sysm, chosen, run_options or {})

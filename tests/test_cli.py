@@ -92,6 +92,8 @@ def test_unknown_algorithm_and_bad_flags(capsys, monkeypatch):
     monkeypatch.setattr(System, "execute", lambda self, instance, policy, **options: executed.append(policy))
     code, _, err = cli(capsys, "compare", T1, "--algorithms", "oasis,nope", "-q")   # before oasis runs
     assert code == 2 and err.startswith("unknown algorithm 'nope' for oasis") and executed == []
+    code, _, err = cli(capsys, "compare", T1, "--algorithms", "fifo,oasis,fifo", "-q")   # two equal rows before
+    assert code == 2 and err.startswith("fifo named more than once") and executed == []
     with pytest.raises(SystemExit) as info:
         main(["solve", str(T1), "--time-limit", "-3"])
     assert info.value.code == 2
