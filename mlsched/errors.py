@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def option_flags(options: Mapping[str, Any], names: Sequence[str]) -> str:
+    """The command-line spelling of ``names`` as given in ``options``, for messages: ``lambda_mode``
+    is ``--lambda-mode``, a switch given as False (``opportunistic``) is ``--no-opportunistic``."""
+    return ", ".join(("--no-" if options.get(name) is False else "--") + name.replace("_", "-") for name in names)
+
 
 class MlschedError(Exception):
     """Base class of every error mlsched raises on purpose (the CLI maps it to exit code 2)."""

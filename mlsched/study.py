@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mlsched.errors import NotRunnable, UsageError
+from mlsched.errors import NotRunnable, UsageError, option_flags
 from mlsched.instance import Instance, load
 from mlsched.metrics import cost_ratio as make_cost_ratio
 from mlsched.metrics import ratio as make_ratio
@@ -46,7 +46,7 @@ def solve_exact(instance: Instance, *, system: str | None = None, variant: str |
     given = {k: v for k, v in paired.items() if v is not None}
     unknown = sorted(set(given) - set(sysm.paired_options))
     if unknown:
-        raise UsageError(f"{sysm.name}'s exact program takes no {', '.join('--' + k.replace('_', '-') for k in unknown)} option")
+        raise UsageError(f"{sysm.name}'s exact program takes no {option_flags(given, unknown)} option")
     if starts:
         if sysm.start_of is None:
             raise UsageError(f"{sysm.name}'s exact program takes no MIP starts")
@@ -140,11 +140,10 @@ def refuse_run_options(sysm: System, algorithms: Sequence[str], run_options: dic
             continue
         refused_by = [name for name in algorithms if not sysm.takes_run_option(name, option)]
         if refused_by:
-            flag = "--no-" + option if value is False else "--" + option.replace("_", "-")
             taking = [name for name in algorithms if name not in refused_by]
             hint = f"; run those that take it with --algorithms {','.join(taking)}" if taking else ""
             raise UsageError(f"{', '.join(refused_by)} take{'s' if len(refused_by) == 1 else ''} "
-                             f"no {flag} option{hint}")
+                             f"no {option_flags(run_options, [option])} option{hint}")
 
 
 def _runnable_defaults(sysm: System, inst: Instance, skipped: list[dict[str, str]]) -> list[str]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from mlsched.errors import UsageError
+from mlsched.errors import UsageError, option_flags
 from mlsched.solve import Built, SolveReport
 
 
@@ -68,7 +68,7 @@ class System:
         given = {k: v for k, v in options.items() if v is not None}
         unknown = sorted(set(given) - set(self.run_options))
         if unknown:
-            raise UsageError(f"{self.name} runs take no {', '.join('--' + k.replace('_', '-') for k in unknown)} option")
+            raise UsageError(f"{self.name} runs take no {option_flags(given, unknown)} option")
         return given
 
     def takes_run_option(self, algorithm: str, option: str) -> bool:

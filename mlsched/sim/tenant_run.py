@@ -8,7 +8,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from mlsched.errors import MlschedError, UsageError
+from mlsched.errors import MlschedError, UsageError, option_flags
 from mlsched.instance.multi_tenant import MultiTenantInstance
 from mlsched.sim.multi_tenant_check import check
 from mlsched.sim.tenant_slots import run_slots
@@ -27,7 +27,7 @@ def run_tenant(instance: MultiTenantInstance, policy: Any, *, time_origin: str |
         unknown = [k for k in policy_options if k not in accepted]
         if unknown:
             raise UsageError(f"{getattr(policy, 'name', 'this policy')} takes no "
-                             f"{', '.join('--' + k.replace('_', '-') for k in unknown)} option")
+                             f"{option_flags(policy_options, unknown)} option")
         policy.configure(**policy_options)
     if hasattr(policy, "decide"):
         return run_slots(instance, policy, on_progress=on_progress)
