@@ -104,8 +104,9 @@ def test_instance_family_reaches_no_solver_and_no_upper_layer(module):
                                         "mlsched.sim", "mlsched.solve")) == []
 
 
-# The console script's launcher: it installs the SIGINT handler, then hands over to the command line.
-COMMAND_LINE = ("mlsched.cli", "mlsched.entry")
+# The console script's launcher (and ``python -m mlsched``): it installs the SIGINT handler, then
+# hands over to the command line.
+COMMAND_LINE = ("mlsched.cli", "mlsched.entry", "mlsched.__main__")
 
 
 def test_nothing_imports_the_command_line():

@@ -345,9 +345,12 @@ def test_interrupted_sweep_resumes_to_the_uninterrupted_result(reference, tmp_pa
     spec.write_text(json.dumps({**TINY, "seeds": seeds}))
     cells = 2 * len(seeds)
     results = tmp_path / "r"
-    command = [sys.executable, "-m", "mlsched.cli", "sweep", str(spec), "-o", str(results), "--executor", "serial",
+    command = [sys.executable, "-m", "mlsched", "sweep", str(spec), "-o", str(results), "--executor", "serial",
                "--quiet"]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # started with SIGINT ignored, as a job a script puts in the background is (CI runners among
+    # them): the command installs its own handler and still answers the interrupt
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     deadline = time.monotonic() + 120
     while len(list(results.glob("ok-*.parquet"))) < 2 and time.monotonic() < deadline and child.poll() is None:
         time.sleep(0.02)
