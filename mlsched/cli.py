@@ -70,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--write", metavar="MODEL", help="also write the built model (.lp or .mps)")
     s.add_argument("--force", action="store_true", help="overwrite MODEL if it exists")
     s.add_argument("--json", action="store_true", help="print one JSON document")
+    s.add_argument("--quiet", "-q", action="store_true", help="no progress line on long solves")
     s.set_defaults(handler=_solve)
 
     r = sub.add_parser("run", help="run one online algorithm or baseline")
@@ -307,11 +308,12 @@ def _instances(args: argparse.Namespace) -> int:
 def _solve(args: argparse.Namespace) -> int:
     from mlsched.model_files import solve_model_file
     from mlsched.solve import Status, write_model
-    from mlsched.study import solve_exact
+    from mlsched.study import solve_exact, solve_progress
     from mlsched.systems import get_system
 
     if Path(args.file).suffix.lower() in (".lp", ".mps"):
-        report = solve_model_file(args.file, time_limit=args.time_limit, verify=args.verify is not False)
+        with solve_progress(args.file, enabled=not args.quiet):
+            report = solve_model_file(args.file, time_limit=args.time_limit, verify=args.verify is not False)
         print(json.dumps(report.to_dict(), indent=1) if args.json else _report_line(report))
         return 0 if report.status in (Status.OPTIMAL, Status.FEASIBLE) else 1
     inst = _load(args.file)
@@ -324,9 +326,10 @@ def _solve(args: argparse.Namespace) -> int:
         if sysm.build is None:
             raise UsageError(f"{sysm.name}'s exact program is not a Pyomo model; --write does not apply")
         write_model(sysm.build(inst, variant=args.variant or sysm.variants[0], relax=args.relax), target, force=True)
-    report = solve_exact(inst, system=args.system, variant=args.variant, relax=args.relax,
-                         time_limit=args.time_limit, verify="auto" if args.verify is None else args.verify,
-                         samples=args.samples, exact_limit=args.exact_limit)
+    with solve_progress(inst.name, enabled=not args.quiet):
+        report = solve_exact(inst, system=args.system, variant=args.variant, relax=args.relax,
+                             time_limit=args.time_limit, verify="auto" if args.verify is None else args.verify,
+                             samples=args.samples, exact_limit=args.exact_limit)
     if args.json:
         print(json.dumps(report.to_dict(), indent=1))
     else:

@@ -49,6 +49,7 @@ from mlsched.solve import (
     relative_gap,
     safer_bound,
 )
+from mlsched.solver_watch import run_watched
 
 SOLVED = (Status.OPTIMAL, Status.FEASIBLE)
 ROW_TOL = 1e-6   # relative to max(1, |side|): the solvers' feasibility tolerances are 1e-7..1e-6
@@ -65,7 +66,7 @@ def solve_model_file(path: str | Path, *, time_limit: float | None = None, verif
     h = read_model_file(source, share)
     model = ModelArrays.of(h.getLp())
     tick = time.perf_counter()
-    h.run()
+    run_watched(h)
     seconds = time.perf_counter() - tick
     own = solvers.highs_file_solve(h, "highs")
     other = solvers.solve_lp_file(source, budget.share()) if verify else None

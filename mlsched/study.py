@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
@@ -27,6 +28,7 @@ from mlsched.instance import Instance, load
 from mlsched.metrics import cost_ratio as make_cost_ratio
 from mlsched.metrics import ratio as make_ratio
 from mlsched.solve import NO_FINITE_OPTIMUM, SolveReport, Status
+from mlsched.solver_watch import SolverProgress, solver_progress
 from mlsched.tenant_metrics import performance_ratio
 from mlsched.systems import System, get_system
 
@@ -193,14 +195,15 @@ def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, v
         opt_variant = variant or sysm.ratio_variant or sysm.variants[0]
         hints = _exact_hints(sysm, runs, opt_variant)
         hints.update({k: run_options[k] for k in sysm.paired_options if run_options.get(k) is not None})
-        tick = time.perf_counter()
-        opt = sysm.exact(inst, variant=opt_variant, time_limit=time_limit, verify=verify, **hints)
-        opt_seconds = time.perf_counter() - tick
-        if sysm.benchmark_columns is not None:
-            benchmarks = sysm.benchmark_columns(inst)
-        if sysm.regret_variant is not None:
-            regret_opt = solve_exact(inst, system=sysm.name, variant=sysm.regret_variant, time_limit=time_limit,
-                                     verify=verify)
+        with solver_progress(None if bar is None else bar.solver_listener):
+            tick = time.perf_counter()
+            opt = sysm.exact(inst, variant=opt_variant, time_limit=time_limit, verify=verify, **hints)
+            opt_seconds = time.perf_counter() - tick
+            if sysm.benchmark_columns is not None:
+                benchmarks = sysm.benchmark_columns(inst)
+            if sysm.regret_variant is not None:
+                regret_opt = solve_exact(inst, system=sysm.name, variant=sysm.regret_variant, time_limit=time_limit,
+                                         verify=verify)
     _step(bar, "")
     rows = []
     for name, policy, result in runs:
@@ -280,6 +283,7 @@ class _Progress:
         self.shown = time.perf_counter()
         self.hidden_until = self.shown + delay
         self.started = time.time()   # tqdm's clock
+        self.stream, self.own_stream = _stderr_copy()
         if delay <= 0:
             self._open()
 
@@ -288,7 +292,7 @@ class _Progress:
 
         counts = ("{n_fmt}/{total_fmt} [{elapsed} elapsed, ~{remaining} left]" if self.total > 1
                   else "[{elapsed} elapsed]")
-        self.bar = tqdm(total=self.total, initial=self.done, desc=self.desc, unit="step", file=sys.stderr,
+        self.bar = tqdm(total=self.total, initial=self.done, desc=self.desc, unit="step", file=self.stream,
                         leave=False, bar_format="{desc} " + counts + "{postfix}")
         self.bar.start_t = self.started   # elapsed since the study or run began, not since the bar opened
 
@@ -301,6 +305,14 @@ class _Progress:
         self.running = running
         self.shown = time.perf_counter()
         self._show(f"running {running}" if running else "")
+
+    def detail(self, text: str) -> None:
+        """Show what the step under way reports of itself (a solver's incumbent and bound)."""
+        self.shown = time.perf_counter()
+        self._show(f"running {self.running} ({text})")
+
+    def solver_listener(self, progress: SolverProgress) -> None:
+        self.detail(progress.describe())
 
     def within(self, done: int, total: int) -> None:
         """Show how far the step under way is (e.g. slot 40/100), at most every REFRESH_SECONDS."""
@@ -319,6 +331,21 @@ class _Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+        if self.own_stream:
+            self.stream.close()
+
+
+def _stderr_copy() -> tuple[TextIO, bool]:
+    """The stream a progress line writes to, and whether it is a copy to close: the process's
+    stderr is copied (its file descriptor duplicated) before any solve, since Pyomo points
+    descriptor 2 at a pipe while HiGHS solves (to keep its log) and the line must still reach the
+    terminal then; a replaced ``sys.stderr`` (a notebook, a test's capture) is used as it is."""
+    if sys.stderr is not sys.__stderr__ or sys.stderr is None:
+        return sys.stderr, False
+    try:
+        return os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1), True
+    except (OSError, ValueError):   # no descriptor behind it
+        return sys.stderr, False
 
 
 @contextmanager
@@ -335,6 +362,23 @@ def run_progress(label: str, *, enabled: bool = True,
     bar.step(label)
     try:
         yield bar.within
+    finally:
+        bar.close()
+
+
+@contextmanager
+def solve_progress(label: str, *, enabled: bool = True, delay: float | None = None) -> Iterator[None]:
+    """A line on stderr for a solve that takes long: ``label`` and what HiGHS last reported
+    (incumbent, bound, gap, nodes; :mod:`mlsched.solver_watch`), shown once the solve has gone
+    ``delay`` seconds (RUN_PROGRESS_DELAY)."""
+    if not enabled:
+        yield
+        return
+    bar = _Progress(1, desc="solve", delay=RUN_PROGRESS_DELAY if delay is None else delay)
+    bar.step(label)
+    try:
+        with solver_progress(bar.solver_listener):
+            yield
     finally:
         bar.close()
 

@@ -150,7 +150,7 @@ def test_one_time_limit_covers_highs_and_its_verifier(runs, monkeypatch):
 
     inst, _ = runs
     given = {}
-    real_highs, real_verifier = solve_module.Highs, solve_module.solve_lp_file
+    real_highs, real_verifier = solve_module._WatchedHighs, solve_module.solve_lp_file
 
     class RecordingHighs(real_highs):
         def solve(self, model, **kwargs):
@@ -161,7 +161,7 @@ def test_one_time_limit_covers_highs_and_its_verifier(runs, monkeypatch):
         given["verifier"] = time_limit
         return real_verifier(path, time_limit)
 
-    monkeypatch.setattr(solve_module, "Highs", RecordingHighs)
+    monkeypatch.setattr(solve_module, "_WatchedHighs", RecordingHighs)
     monkeypatch.setattr(solve_module, "solve_lp_file", recording_verifier)
     report = solve_module.solve(oasis.build(inst), time_limit=8.0, verify=True)
     assert report.status is Status.OPTIMAL and report.verified

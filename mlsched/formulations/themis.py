@@ -630,9 +630,9 @@ def _proven(program: ArrayProgram, failure: str, *, start: np.ndarray | None = N
     incumbent was the optimum): such a program is solved again from the same start with
     ``mip_feasibility_tolerance`` at RETRY_MIP_FEASIBILITY. MlschedError (``failure`` and HiGHS's
     status) when that too is not proven."""
-    report = solve_arrays(program, presolve=False, start=start, **options)
+    report = solve_arrays(program, presolve=False, start=start, watched=False, **options)
     if report.status is Status.FEASIBLE:
-        report = solve_arrays(program, presolve=False, start=start, **options,
+        report = solve_arrays(program, presolve=False, start=start, watched=False, **options,
                               mip_feasibility_tolerance=RETRY_MIP_FEASIBILITY)
     if report.status is not Status.OPTIMAL:
         raise MlschedError(f"{failure}: {report.status.value} {report.message}")
@@ -744,7 +744,7 @@ def _settled(tables: Sequence[BidTable], kept: Sequence[Sequence[int]], phi: Seq
     own = [phi[i][b] for i, b in enumerate(rows)]
     payments, without = hidden_payments(sum(own), own, [bool(tables[i][b][0]) for i, b in enumerate(rows)],
                                         optimum_without)
-    lp = math.nan if program is None else solve_arrays(replace(program, integer=False)).objective
+    lp = math.nan if program is None else solve_arrays(replace(program, integer=False), watched=False).objective
     return AuctionResult(phi_star=sum(own), rows=[kept[i][b] for i, b in enumerate(rows)],
                          bundles=[tables[i][b][0] for i, b in enumerate(rows)],
                          payments=payments, phi_without=without, lp_bound=float(lp))

@@ -46,7 +46,7 @@ about 100 bundles among about 1,100 columns).
 from __future__ import annotations
 
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -89,7 +89,7 @@ def rounding_cuts(x: np.ndarray, usage: np.ndarray, capacity: np.ndarray) -> lis
     return cuts
 
 
-@lru_cache(maxsize=None)
+@cache
 def _breakpoints(largest: int) -> tuple[float, ...]:
     """The distinct fractions j / a in (0, 1) with a <= ``largest``, in increasing order (one
     tuple per capacity, kept: every LP round of every auction asks for it)."""

@@ -195,7 +195,7 @@ def _coverage(run: ThemisRun, jobs: _Jobs, h: _Holdings) -> list[str]:
     for p in np.flatnonzero(~covered):
         iv = run.jobs[row[p]]
         out.append(f"{_job(iv)} runs on GPU {gpu[p]} over [{iv.start}, {iv.end}] without holding it")
-    for first, second in _overlapping(key, jobs.start[row], jobs.end[row]):
+    for _first, second in _overlapping(key, jobs.start[row], jobs.end[row]):
         out.append(f"app {jobs.app[row[second]]} runs two jobs on GPU {gpu[second]} at once near t = "
                    f"{run.jobs[row[second]].start}")
     return out

@@ -1,0 +1,151 @@
+"""Ctrl-C stops an exact solve at once, and a long solve says how far it is.
+
+Each case runs in a fresh interpreter that installs Python's own SIGINT handler (a test runner
+may have SIGINT ignored) and interrupts itself once the solve has reported progress, so the
+signal lands while HiGHS searches. The program is OASiS's on 30 jobs and 30 slots, which HiGHS
+does not prove within minutes; its time limit (300 s) is what a plain ``h.run()`` would wait for.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from mlsched.solver_watch import SolverProgress, solver_progress
+
+HARD_PROGRAM = """
+import os, signal, sys, threading
+signal.signal(signal.SIGINT, signal.default_int_handler)
+from mlsched.formulations import oasis, oasis_arrays
+from mlsched.instance.generators.oasis import generate_oasis
+from mlsched.solver_watch import solver_progress
+instance = generate_oasis(jobs=30, horizon=30, seed=1)
+heard = []
+def interrupt_once_searching(progress):
+    heard.append(progress)
+    if len(heard) == 2:   # the solve is under way: the user's Ctrl-C
+        os.kill(os.getpid(), signal.SIGINT)
+"""
+
+
+def run_script(body: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", HARD_PROGRAM + textwrap.dedent(body)], capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_ctrl_c_stops_the_pyomo_solve_and_raises_keyboard_interrupt() -> None:
+    done = run_script("""
+        from mlsched.solve import solve
+        built = oasis.build(instance)
+        with solver_progress(interrupt_once_searching):
+            try:
+                solve(built, time_limit=300)
+            except KeyboardInterrupt:
+                print("interrupted after", len(heard), "reports, at", round(heard[-1].seconds, 1), "s")
+                sys.exit(0)
+        print("the solve ended without the interrupt")
+        sys.exit(1)
+    """)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("interrupted after 2 reports")
+
+
+def test_ctrl_c_stops_the_array_solve_which_reports_its_search() -> None:
+    done = run_script("""
+        import highspy
+        from mlsched import solve as solvers
+        from mlsched.solver_watch import run_watched
+        program = oasis_arrays.build_arrays(instance).program
+        h = solvers.load_arrays(program, time_limit=300)
+        seen = []
+        def searching_then_interrupt(progress):
+            seen.append(progress)
+            if progress.mip and progress.incumbent is not None and not heard:
+                interrupt_once_searching(progress)
+                interrupt_once_searching(progress)
+        with solver_progress(searching_then_interrupt):
+            try:
+                run_watched(h)
+            except KeyboardInterrupt:
+                status = h.getModelStatus()
+                last = seen[-1]
+                print(status == highspy.HighsModelStatus.kInterrupt, last.incumbent <= last.bound,
+                      all(a.seconds < b.seconds for a, b in zip(seen, seen[1:])), last.describe())
+                sys.exit(0)
+        print("the solve ended without the interrupt", h.modelStatusToString(h.getModelStatus()))
+        sys.exit(1)
+    """)
+    assert done.returncode == 0, done.stdout + done.stderr
+    interrupted, ordered, rising, line = done.stdout.split(" ", 3)
+    assert (interrupted, ordered, rising) == ("True", "True", "True")
+    assert line.startswith("HiGHS: incumbent ") and ", bound " in line and ", gap " in line
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process's children from /proc")
+def test_ctrl_c_ends_the_solve_in_a_child_process() -> None:
+    done = run_script("""
+        from pathlib import Path
+        from mlsched.solve import HARD_STOP_GRACE, solve_arrays_by_deadline
+        program = oasis_arrays.build_arrays(instance).program
+        def children():
+            return [c for task in Path("/proc/self/task").iterdir() for c in (task / "children").read_text().split()]
+        with solver_progress(interrupt_once_searching):
+            try:
+                solve_arrays_by_deadline(program, time_limit=300, grace=HARD_STOP_GRACE)
+            except KeyboardInterrupt:
+                print(heard[-1].where, "interrupted; children left:", len(children()))
+                sys.exit(0)
+        print("the solve ended without the interrupt")
+        sys.exit(1)
+    """)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == "HiGHS (own process) interrupted; children left: 0"
+
+
+@pytest.mark.parametrize("progress, expected", [
+    (SolverProgress(2.0), "HiGHS: 2 s"),
+    (SolverProgress(2.0, iterations=25366), "HiGHS: LP, 25,366 simplex iterations"),
+    (SolverProgress(2.0, mip=True), "HiGHS: no incumbent yet"),
+    (SolverProgress(2.0, mip=True, incumbent=716.637, bound=780.994, nodes=1234),
+     "HiGHS: incumbent 716.637, bound 780.994, gap 8.98 %, 1,234 nodes"),
+    (SolverProgress(2.0, mip=True, incumbent=-0.5, bound=0.0), "HiGHS: incumbent -0.5, bound 0, gap 50 %"),
+])
+def test_progress_describes_what_the_solver_reported(progress, expected) -> None:
+    assert progress.describe() == expected
+
+
+def test_listener_is_restored_after_the_block() -> None:
+    from mlsched import solver_watch
+
+    outer, inner = [], []
+    with solver_progress(outer.append):
+        with solver_progress(inner.append):
+            solver_watch.report_progress(SolverProgress(1.0))
+        solver_watch.report_progress(SolverProgress(2.0))
+    solver_watch.report_progress(SolverProgress(3.0))
+    assert [p.seconds for p in inner] == [1.0] and [p.seconds for p in outer] == [2.0]
+
+
+def test_solve_command_shows_highs_progress_on_the_terminal_during_pyomo_solves(tmp_path) -> None:
+    """`mlsched solve` names the instance and what HiGHS last reported, once the solve has gone a
+    second. With --verify the program goes through Pyomo, which points descriptor 2 at a pipe
+    while HiGHS runs: the line is written to a copy of the terminal's descriptor made before, and
+    reaches it. --quiet shows nothing."""
+    from mlsched.instance import save
+    from mlsched.instance.generators.oasis import generate_oasis
+
+    path = tmp_path / "hard.json"
+    save(generate_oasis(jobs=30, horizon=30, seed=1), path)
+    command = [sys.executable, "-m", "mlsched", "solve", str(path), "--verify", "--time-limit", "6"]
+    shown = subprocess.run(command, capture_output=True, timeout=300)   # bytes: the frames end in \r
+    assert shown.returncode == 0 and shown.stdout.startswith(b"status feasible, objective ")
+    frames = shown.stderr.decode().split("\r")
+    searching = [frame for frame in frames if "running oasis-feasible-j30-t30-s1 (HiGHS: " in frame
+                 and ("incumbent" in frame)]   # the MIP's search: the Pyomo solve (the others are LPs)
+    assert searching, frames
+    assert frames[-1].strip() == "" and frames[-2].strip() == ""   # wiped at the end
+    quiet = subprocess.run([*command, "--quiet"], capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 0 and quiet.stderr == ""
