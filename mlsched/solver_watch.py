@@ -113,6 +113,7 @@ def run_watched(h: Any, run: Callable[[], Any] | None = None) -> None:
         check(event)
 
     failure: list[BaseException] = []
+    finished = threading.Event()   # not Thread.join: one interrupted by Ctrl-C can mark the thread ended
 
     def solve_here() -> None:
         try:
@@ -121,6 +122,7 @@ def run_watched(h: Any, run: Callable[[], Any] | None = None) -> None:
             failure.append(exc)
         finally:
             highspy.Highs.resetThreadScheduler(False)
+            finished.set()
 
     subscriptions = [(h.cbSimplexInterrupt, record_lp), (h.cbIpmInterrupt, check), (h.cbMipInterrupt, record_mip)]
     for callback, handler in subscriptions:
@@ -129,13 +131,12 @@ def run_watched(h: Any, run: Callable[[], Any] | None = None) -> None:
     solver = threading.Thread(target=solve_here, name="highs-solve", daemon=True)
     solver.start()
     try:
-        while solver.is_alive():
-            solver.join(PROGRESS_SECONDS)
-            if solver.is_alive() and _listener is not None:
+        while not finished.wait(PROGRESS_SECONDS):
+            if _listener is not None:
                 _listener(_progress(time.perf_counter() - started, latest))
-    except KeyboardInterrupt:
+    except BaseException:   # Ctrl-C, or a listener's error: HiGHS stops before the caller goes on
         stop.set()
-        _join_through_interrupts(solver)
+        _wait_through_interrupts(finished)
         raise
     finally:
         for callback, handler in subscriptions:
@@ -153,11 +154,12 @@ def _progress(seconds: float, latest: dict[str, float]) -> SolverProgress:
                           int(latest.get("iterations", 0)))
 
 
-def _join_through_interrupts(thread: threading.Thread) -> None:
-    """Wait for ``thread`` to end; a further Ctrl-C meanwhile does not cut the wait short (HiGHS,
-    asked to stop, answers at its next check, and the caller must not go on while it runs)."""
-    while thread.is_alive():
+def _wait_through_interrupts(finished: threading.Event) -> None:
+    """Wait until the solve has ``finished``; a further Ctrl-C meanwhile does not cut the wait short
+    (HiGHS, asked to stop, answers at its next check, and the caller must not go on while it runs)."""
+    while True:
         try:
-            thread.join()
+            finished.wait()
+            return
         except KeyboardInterrupt:
             continue

@@ -84,6 +84,33 @@ def test_ctrl_c_stops_the_array_solve_which_reports_its_search() -> None:
     assert line.startswith("HiGHS: incumbent ") and ", bound " in line and ", gap " in line
 
 
+def test_keyboard_interrupt_is_raised_only_once_highs_has_returned() -> None:
+    """The signal from another thread, landing while the caller waits: Thread.join interrupted by
+    KeyboardInterrupt marks the thread ended (Python 3.11), and the interrupt used to be raised with
+    HiGHS still searching."""
+    done = run_script("""
+        from mlsched import solve as solvers
+        from mlsched.solver_watch import run_watched
+        h = solvers.load_arrays(oasis_arrays.build_arrays(instance).program, time_limit=300)
+        returned = []
+        def run():
+            try:
+                return h.run()
+            finally:
+                returned.append(True)
+        threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            run_watched(h, run)
+        except KeyboardInterrupt:
+            print("returned before the raise:", bool(returned),
+                  h.modelStatusToString(h.getModelStatus()))
+            sys.exit(0)
+        sys.exit(1)
+    """)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == "returned before the raise: True Interrupted by user"
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process's children from /proc")
 def test_ctrl_c_ends_the_solve_in_a_child_process() -> None:
     done = run_script("""
