@@ -379,7 +379,12 @@ def _run_study(args: argparse.Namespace, files: list[str]) -> pd.DataFrame:
     from mlsched.study import study
 
     instances = [_load(f) for f in files]
-    algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()] if args.algorithms else None
+    algorithms = None
+    if args.algorithms is not None:   # given empty (an unset variable in a script) is not the default set
+        algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
+        if not algorithms:
+            raise UsageError(f"--algorithms {args.algorithms!r} names no algorithm; leave it out for the "
+                             "system's comparison set")
     return study(instances, algorithms, system=args.system, variant=args.variant, time_limit=args.time_limit,
                  verify=not args.no_verify and "auto", exact=not args.no_exact, seed=args.seed,
                  progress=not args.quiet, run_options=_run_option_values(args))

@@ -94,6 +94,10 @@ def test_unknown_algorithm_and_bad_flags(capsys, monkeypatch):
     assert code == 2 and err.startswith("unknown algorithm 'nope' for oasis") and executed == []
     code, _, err = cli(capsys, "compare", T1, "--algorithms", "fifo,oasis,fifo", "-q")   # two equal rows before
     assert code == 2 and err.startswith("fifo named more than once") and executed == []
+    for empty in ("", " , "):   # an unset variable in a script: it used to run the whole default set
+        code, _, err = cli(capsys, "compare", T1, "--algorithms", empty, "-q")
+        assert code == 2 and err == f"--algorithms {empty!r} names no algorithm; leave it out for the " \
+                                    "system's comparison set\n" and executed == []
     with pytest.raises(SystemExit) as info:
         main(["solve", str(T1), "--time-limit", "-3"])
     assert info.value.code == 2
