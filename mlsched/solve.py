@@ -50,8 +50,9 @@ def set_solver_threads(threads: int | None) -> None:
     """Run every later HiGHS solve of this process on ``threads`` threads (None: HiGHS's default).
 
     Sweeps set 1 in each worker when several workers share the cores. HiGHS keeps one thread pool
-    per process and refuses a solve that asks for another thread count than the pool has; the next
-    solve here restarts the pool with the new count (:func:`_pool_for`)."""
+    per calling thread and refuses a solve that asks for another thread count than that pool has;
+    the next plain solve here restarts the pool with the new count (:func:`_pool_for`). Watched
+    solves (:mod:`mlsched.solver_watch`) start a pool of their own each time."""
     global _THREADS
     _THREADS = threads
 
@@ -72,7 +73,7 @@ def solver_threads(threads: int | None) -> Iterator[None]:
 
 
 def _pool_for(threads: int | None) -> None:
-    """Restart HiGHS's process-wide thread pool when a solve asks for another thread count than it
+    """Restart this thread's HiGHS pool when a plain solve asks for another thread count than it
     was last started with here (HiGHS would refuse the solve, or keep the old pool for None)."""
     global _POOL_THREADS
     if threads != _POOL_THREADS:

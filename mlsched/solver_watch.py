@@ -9,14 +9,20 @@ to wait for the time limit (or the optimum), and nothing could be shown meanwhil
   callbacks (simplex, IPM, MIP), waits until it has (HiGHS checks between steps: within a second
   or so in the search, a few seconds in some root-node phases), then raises KeyboardInterrupt, so
   commands print what finished and exit 130;
-- the listener of :func:`solver_progress`, if one is active, hears a :class:`SolverProgress`
-  every PROGRESS_SECONDS from the waiting thread (not HiGHS's), with the incumbent, bound and
-  node count the MIP callbacks last reported.
+- the listener of :func:`solver_progress`, if one is active in the calling thread, hears a
+  :class:`SolverProgress` every PROGRESS_SECONDS from that thread (not HiGHS's), with the
+  incumbent, bound and node count the MIP callbacks last reported.
 
 Each watched solve starts HiGHS's thread pool on its own thread and shuts it down after (HiGHS's
-scheduler is per thread), so no solver thread outlives the solve. This costs about 0.3 ms per
-solve: the exact solves use it; the per-auction and per-arrival programs solved thousands of
-times in a run keep the plain ``h.run()``.
+scheduler is per thread), so no solver thread outlives the solve. Starting the pool is most of the
+cost: about 0.3 ms per solve with HiGHS's default thread count on two cores, 1 ms with eight
+threads. Every solve of mlsched is watched except the Themis auction programs, solved thousands
+of times in a run, which keep the plain ``h.run()``.
+
+A listener called during a solve through Pyomo (:func:`mlsched.solve.solve`) runs while Pyomo
+captures the process's output (descriptors 1 and 2, for HiGHS's log): what it prints goes to that
+log. :func:`mlsched.study.solve_progress` writes its line through a copy of descriptor 2 made
+before the solve.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +62,7 @@ class SolverProgress:
         """``HiGHS: incumbent 716.64, bound 807.84, gap 12.7 %, 1,234 nodes``; ``HiGHS: LP, 25,366
         simplex iterations``; ``HiGHS: 3 s``."""
         if not self.mip:
-            done = f"LP, {self.iterations:,} simplex iterations" if self.iterations else f"{self.seconds:.0f} s"
+            done = f"LP, {self.iterations:,} simplex iterations" if self.iterations else f"{self.seconds:.1f} s"
             return f"{self.where}: {done}"
         parts = [f"incumbent {self.incumbent:.6g}" if self.incumbent is not None else "no incumbent yet"]
         if self.bound is not None:
@@ -67,27 +74,27 @@ class SolverProgress:
         return f"{self.where}: {', '.join(parts)}"
 
 
-_listener: Callable[[SolverProgress], None] | None = None
+Listener = Callable[[SolverProgress], None]
+_listener: ContextVar[Listener | None] = ContextVar("mlsched_solver_listener", default=None)
 
 
 @contextmanager
-def solver_progress(listener: Callable[[SolverProgress], None] | None) -> Iterator[None]:
-    """Watched solves started inside the block report to ``listener`` (None: to nobody); the
-    listener active before is restored after it."""
-    global _listener
-    before = _listener
-    _listener = listener
+def solver_progress(listener: Listener | None) -> Iterator[None]:
+    """Watched solves started inside the block, in this thread, report to ``listener`` (None: to
+    nobody); the listener active before is restored after it. Other threads keep their own."""
+    token = _listener.set(listener)
     try:
         yield
     finally:
-        _listener = before
+        _listener.reset(token)
 
 
 def report_progress(progress: SolverProgress) -> None:
     """Hand ``progress`` to the active listener, if any (for solves watched another way, e.g. a
     solve in a child process, whose progress is its elapsed time)."""
-    if _listener is not None:
-        _listener(progress)
+    listener = _listener.get()
+    if listener is not None:
+        listener(progress)
 
 
 def run_watched(h: Any, run: Callable[[], Any] | None = None) -> None:
@@ -132,8 +139,7 @@ def run_watched(h: Any, run: Callable[[], Any] | None = None) -> None:
     solver.start()
     try:
         while not finished.wait(PROGRESS_SECONDS):
-            if _listener is not None:
-                _listener(_progress(time.perf_counter() - started, latest))
+            report_progress(_progress(time.perf_counter() - started, latest))
     except BaseException:   # Ctrl-C, or a listener's error: HiGHS stops before the caller goes on
         stop.set()
         _wait_through_interrupts(finished)

@@ -16,7 +16,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -195,7 +195,7 @@ def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, v
         opt_variant = variant or sysm.ratio_variant or sysm.variants[0]
         hints = _exact_hints(sysm, runs, opt_variant)
         hints.update({k: run_options[k] for k in sysm.paired_options if run_options.get(k) is not None})
-        with solver_progress(None if bar is None else bar.solver_listener):
+        with nullcontext() if bar is None else solver_progress(bar.solver_listener):   # a caller's listener stays
             tick = time.perf_counter()
             opt = sysm.exact(inst, variant=opt_variant, time_limit=time_limit, verify=verify, **hints)
             opt_seconds = time.perf_counter() - tick
@@ -285,7 +285,7 @@ class _Progress:
         self.started = time.time()   # tqdm's clock
         self.stream, self.own_stream = _stderr_copy()
         if delay <= 0:
-            self._open()
+            self._draw(self._open)
 
     def _open(self) -> None:
         from tqdm.auto import tqdm
@@ -301,7 +301,7 @@ class _Progress:
         if self.running:
             self.done += 1
             if self.bar is not None:
-                self.bar.update(1)
+                self._draw(self.bar.update, 1)
         self.running = running
         self.shown = time.perf_counter()
         self._show(f"running {running}" if running else "")
@@ -325,27 +325,44 @@ class _Progress:
         if self.bar is None:
             if time.perf_counter() < self.hidden_until:
                 return
-            self._open()
-        self.bar.set_postfix_str(text, refresh=True)
+            self._draw(self._open)
+        if self.bar is not None:
+            self._draw(self.bar.set_postfix_str, text, refresh=True)
+
+    def _draw(self, action: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        """Draw, unless the line cannot be written (no stderr, a reader gone, a closed stream): the
+        line then stops, and the work it follows goes on."""
+        if self.stream is None:
+            return
+        try:
+            action(*args, **kwargs)
+        except (OSError, ValueError):   # BrokenPipeError, a closed file, an encoding error
+            self.stream, self.bar = None, None
 
     def close(self) -> None:
         if self.bar is not None:
-            self.bar.close()
+            self._draw(self.bar.close)
         if self.own_stream:
-            self.stream.close()
+            try:
+                self.own_stream.close()
+            except OSError:   # its reader gone: nothing left to flush to
+                pass
 
 
-def _stderr_copy() -> tuple[TextIO, bool]:
-    """The stream a progress line writes to, and whether it is a copy to close: the process's
-    stderr is copied (its file descriptor duplicated) before any solve, since Pyomo points
-    descriptor 2 at a pipe while HiGHS solves (to keep its log) and the line must still reach the
-    terminal then; a replaced ``sys.stderr`` (a notebook, a test's capture) is used as it is."""
-    if sys.stderr is not sys.__stderr__ or sys.stderr is None:
-        return sys.stderr, False
+def _stderr_copy() -> tuple[TextIO | None, TextIO | None]:
+    """The stream a progress line writes to (None: there is no stderr), and the copy to close if it
+    is one: the process's stderr is copied (its file descriptor duplicated, with its encoding and
+    error handler) before any solve, since Pyomo points descriptor 2 at a pipe while HiGHS solves
+    (to keep its log) and the line must still reach the terminal then; a replaced ``sys.stderr``
+    (a notebook, a test's capture) is used as it is."""
+    if sys.stderr is None or sys.stderr is not sys.__stderr__:
+        return sys.stderr, None
     try:
-        return os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1), True
+        copy = os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1, encoding=sys.stderr.encoding,
+                         errors=sys.stderr.errors)
     except (OSError, ValueError):   # no descriptor behind it
-        return sys.stderr, False
+        return sys.stderr, None
+    return copy, copy
 
 
 @contextmanager

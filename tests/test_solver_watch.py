@@ -11,10 +11,15 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mlsched.solver_watch import SolverProgress, solver_progress
+
+ROOT = Path(__file__).resolve().parents[1]
 
 HARD_PROGRAM = """
 import os, signal, sys, threading
@@ -133,7 +138,7 @@ def test_ctrl_c_ends_the_solve_in_a_child_process() -> None:
 
 
 @pytest.mark.parametrize("progress, expected", [
-    (SolverProgress(2.0), "HiGHS: 2 s"),
+    (SolverProgress(0.5), "HiGHS: 0.5 s"),
     (SolverProgress(2.0, iterations=25366), "HiGHS: LP, 25,366 simplex iterations"),
     (SolverProgress(2.0, mip=True), "HiGHS: no incumbent yet"),
     (SolverProgress(2.0, mip=True, incumbent=716.637, bound=780.994, nodes=1234),
@@ -142,6 +147,50 @@ def test_ctrl_c_ends_the_solve_in_a_child_process() -> None:
 ])
 def test_progress_describes_what_the_solver_reported(progress, expected) -> None:
     assert progress.describe() == expected
+
+
+def test_each_thread_hears_its_own_solves_and_blocks_may_end_in_any_order() -> None:
+    """The listener was one module-wide setting: a solve in one thread reported to another thread's
+    listener, and blocks ending out of order left a listener installed for good."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mlsched import solver_watch
+    from mlsched.solve import ArrayProgram, solve_arrays
+
+    program = ArrayProgram(cost=np.array([1.0]), col_lower=np.zeros(1), col_upper=np.ones(1),
+                           row_lower=np.zeros(0), row_upper=np.zeros(0), a_start=np.zeros(2, dtype=np.int32),
+                           a_index=np.zeros(0, dtype=np.int32), a_value=np.zeros(0))
+    entered, heard = threading.Barrier(2), {"A": [], "B": []}
+    first_out = threading.Event()
+
+    def job(name: str) -> float | None:
+        with solver_progress(lambda p: heard[name].append(threading.current_thread().name)):
+            entered.wait()
+            if name == "A":
+                first_out.wait()   # B's block ends first
+            solver_watch.report_progress(SolverProgress(1.0))
+            value = solve_arrays(program).objective
+        if name == "B":
+            first_out.set()
+        return value
+
+    with ThreadPoolExecutor(2) as pool:
+        a, b = pool.submit(job, "A"), pool.submit(job, "B")
+        assert a.result(60) == b.result(60) == 1.0
+    assert len(heard["A"]) == len(heard["B"]) == 1 and heard["A"] != heard["B"]
+    assert solver_watch._listener.get() is None
+
+
+def test_a_quiet_study_leaves_the_callers_listener_in_place(monkeypatch) -> None:
+    """study(progress=False) used to set no listener for its exact solve, silencing the caller's."""
+    from mlsched import solver_watch
+    from mlsched.study import study
+
+    monkeypatch.setattr(solver_watch, "PROGRESS_SECONDS", 0.001)   # a short solve reports too
+    heard: list[SolverProgress] = []
+    with solver_progress(heard.append):
+        study([ROOT / "instances" / "oasis" / "fig5-small-seed0.json"], ["fifo"], progress=False)
+    assert heard and all(p.where == "HiGHS" for p in heard)
 
 
 def test_listener_is_restored_after_the_block() -> None:
@@ -154,6 +203,47 @@ def test_listener_is_restored_after_the_block() -> None:
         solver_watch.report_progress(SolverProgress(2.0))
     solver_watch.report_progress(SolverProgress(3.0))
     assert [p.seconds for p in inner] == [1.0] and [p.seconds for p in outer] == [2.0]
+
+
+@pytest.fixture(scope="module")
+def hard_file(tmp_path_factory) -> Path:
+    """OASiS's 30 x 30 program as an instance file, named with a lone surrogate (JSON accepts it;
+    a strict stream cannot write it)."""
+    import json
+
+    from mlsched.instance import save
+    from mlsched.instance.generators.oasis import generate_oasis
+
+    path = tmp_path_factory.mktemp("hard") / "hard.json"
+    save(generate_oasis(jobs=30, horizon=30, seed=1), path)
+    doc = json.loads(path.read_text())
+    doc["name"] = "hard-\udcff"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize("stderr", ["closed", "reader gone"])
+def test_a_progress_line_that_cannot_be_written_does_not_stop_the_solve(hard_file, stderr) -> None:
+    """No stderr (2>&-), or its reader gone (2> >(head -c 60)), or a name the strict copy of
+    stderr could not encode: the solve used to end in a traceback (exit 1), or with exit 0 and
+    nothing printed (the BrokenPipeError taken for stdout's)."""
+    import os
+
+    command = [sys.executable, "-m", "mlsched", "solve", str(hard_file), "--time-limit", "3", "--no-verify"]
+    if stderr == "closed":
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, preexec_fn=lambda: os.close(2))
+    else:
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        child.stderr.close()
+    out, _ = child.communicate(timeout=300)
+    assert child.returncode == 0 and out.startswith(b"status feasible, objective "), out
+
+
+def test_a_name_the_terminal_cannot_encode_is_escaped_in_the_progress_line(hard_file) -> None:
+    done = subprocess.run([sys.executable, "-m", "mlsched", "solve", str(hard_file), "--time-limit", "3",
+                           "--no-verify"], capture_output=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.startswith(b"status feasible, objective ")
+    assert b"running hard-\\udcff (HiGHS: " in done.stderr, done.stderr
 
 
 def test_solve_command_shows_highs_progress_on_the_terminal_during_pyomo_solves(tmp_path) -> None:
