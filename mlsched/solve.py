@@ -466,11 +466,12 @@ def solve_lp_file(path: Path, time_limit: float | None) -> FileSolve:
     import highspy
 
     if scip_available():
+        report_progress(SolverProgress(0.0, where="SCIP", note="verifying"))   # SCIP reports nothing as it runs
         return scip_file_solve(path, time_limit)
     h = exact_highs(time_limit, presolve=False)
     if h.readModel(str(path)) != highspy.HighsStatus.kOk:
         raise UsageError(f"{path}: HiGHS cannot read this model file")
-    h.run()
+    run_watched(h)
     return highs_file_solve(h, "highs(presolve off)")
 
 

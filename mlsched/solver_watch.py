@@ -51,6 +51,7 @@ class SolverProgress:
     nodes: int = 0
     iterations: int = 0
     where: str = "HiGHS"
+    note: str = ""   # what the solver does, when it reports nothing else (SCIP verifying)
 
     @property
     def gap(self) -> float | None:
@@ -60,7 +61,9 @@ class SolverProgress:
 
     def describe(self) -> str:
         """``HiGHS: incumbent 716.64, bound 807.84, gap 12.7 %, 1,234 nodes``; ``HiGHS: LP, 25,366
-        simplex iterations``; ``HiGHS: 3 s``."""
+        simplex iterations``; ``HiGHS: 3.0 s``; ``SCIP: verifying``."""
+        if self.note:
+            return f"{self.where}: {self.note}"
         if not self.mip:
             done = f"LP, {self.iterations:,} simplex iterations" if self.iterations else f"{self.seconds:.1f} s"
             return f"{self.where}: {done}"

@@ -14,6 +14,7 @@ import dataclasses
 import math
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -269,6 +270,7 @@ def _ratio_columns(opt: SolveReport, score: float, minimize: bool = False) -> di
 
 REFRESH_SECONDS = 0.5   # the progress bar's fastest refresh inside one step
 RUN_PROGRESS_DELAY = 1.0   # seconds a single run goes before its progress line appears
+CLOCK_SECONDS = 1.0   # the progress line's elapsed time is redrawn at least this often
 
 
 class _Progress:
@@ -284,6 +286,8 @@ class _Progress:
         self.hidden_until = self.shown + delay
         self.started = time.time()   # tqdm's clock
         self.stream, self.own_stream = _stderr_copy()
+        self.closed = threading.Event()
+        self.clock: threading.Thread | None = None
         if delay <= 0:
             self._draw(self._open)
 
@@ -295,6 +299,16 @@ class _Progress:
         self.bar = tqdm(total=self.total, initial=self.done, desc=self.desc, unit="step", file=self.stream,
                         leave=False, bar_format="{desc} " + counts + "{postfix}")
         self.bar.start_t = self.started   # elapsed since the study or run began, not since the bar opened
+        self.clock = threading.Thread(target=self._tick, name="progress-clock", daemon=True)
+        self.clock.start()
+
+    def _tick(self) -> None:
+        """Redraw every CLOCK_SECONDS, so that the elapsed time moves while a step reports nothing
+        (SCIP verifying, a list schedule, a simulation between its counts)."""
+        while not self.closed.wait(CLOCK_SECONDS):
+            bar = self.bar
+            if bar is not None:
+                self._draw(bar.refresh)
 
     def step(self, running: str) -> None:
         """Count the step that just finished (if any) and show the one starting."""
@@ -340,6 +354,9 @@ class _Progress:
             self.stream, self.bar = None, None
 
     def close(self) -> None:
+        self.closed.set()
+        if self.clock is not None:
+            self.clock.join()
         if self.bar is not None:
             self._draw(self.bar.close)
         if self.own_stream:
