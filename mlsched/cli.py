@@ -358,11 +358,12 @@ def _run(args: argparse.Namespace) -> int:
     inst = _load(args.file)
     sysm = get_system(args.system, family=inst.family)
     budget = {} if args.time_limit is None else {"run_budget": args.time_limit}
-    policy = sysm.policy(args.algorithm, seed=args.seed, options=budget)
+    sysm.require(args.algorithm)
     if budget and "run_budget" not in sysm.policy_parameters(args.algorithm):
         takers = [name for name in sysm.algorithms if "run_budget" in sysm.policy_parameters(name)]
         raise UsageError(f"{args.algorithm} takes no --time-limit (a budget for the programs solved during a run; "
                          f"{sysm.name} algorithms that take one: {', '.join(takers) or 'none'})")
+    policy = sysm.policy(args.algorithm, seed=args.seed, options=budget)
     with run_progress(f"{inst.name}: {args.algorithm}", enabled=not args.quiet) as progress:
         result = sysm.execute(inst, policy, progress=progress, **_run_option_values(args))
     doc = {"instance": inst.name, "algorithm": args.algorithm, **sysm.evaluate(inst, result)}

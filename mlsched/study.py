@@ -392,12 +392,8 @@ def run_progress(label: str, *, enabled: bool = True,
     if not enabled:
         yield None
         return
-    bar = _Progress(1, desc="run", delay=RUN_PROGRESS_DELAY if delay is None else delay)
-    bar.step(label)
-    try:
+    with _one_step_line("run", label, delay) as bar:
         yield bar.within
-    finally:
-        bar.close()
 
 
 @contextmanager
@@ -408,11 +404,18 @@ def solve_progress(label: str, *, enabled: bool = True, delay: float | None = No
     if not enabled:
         yield
         return
-    bar = _Progress(1, desc="solve", delay=RUN_PROGRESS_DELAY if delay is None else delay)
+    with _one_step_line("solve", label, delay) as bar, solver_progress(bar.solver_listener):
+        yield
+
+
+@contextmanager
+def _one_step_line(desc: str, label: str, delay: float | None) -> Iterator[_Progress]:
+    """The line of one step named ``label`` (a run, a solve), opened after ``delay`` seconds
+    (RUN_PROGRESS_DELAY) and wiped at the end."""
+    bar = _Progress(1, desc=desc, delay=RUN_PROGRESS_DELAY if delay is None else delay)
     bar.step(label)
     try:
-        with solver_progress(bar.solver_listener):
-            yield
+        yield bar
     finally:
         bar.close()
 
