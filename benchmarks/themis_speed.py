@@ -19,7 +19,7 @@ the simulated run the Themis policy's default, one thread (it spares the CPU tim
 waiting on these small MILPs, with the same answers; decisions A8b).
 
     python benchmarks/themis_speed.py [--auctions 50] [--bidders 20] [--skip-run | --skip-auctions] [--run-apps N]
-                                      [--solver-threads N]
+                                      [--solver-threads N] [--tie-break whole|reduced]
     python benchmarks/themis_speed.py --ties [--auctions 50]   # how often the re-solve picks among exact ties
 """
 
@@ -124,11 +124,14 @@ def counted_settling() -> Counter[str]:
     return ways
 
 
-def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int, offer_size: int | None) -> None:
-    """Each seeded auction through the default path (the LP relaxation with cuts), the persistent concrete model and
-    the fresh-program path (the oracle): CPU and wall time of each, and whether Phi*, the PF
-    bundles and every c_i of the first two agree with the oracle's; and the default path's share
-    that no exact path can shorten while the re-solve decides exact ties (bid tables + re-solve)."""
+def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int, offer_size: int | None,
+                  tie_break: str = "whole") -> None:
+    """Each seeded auction through the default path (the LP relaxation with cuts; its fewest-GPU
+    re-solve on the program ``tie_break`` names), the persistent concrete model and the
+    fresh-program path (the oracle): CPU and wall time of each, and whether Phi*, the PF bundles
+    and every c_i of the first two agree with the oracle's (with ``tie_break="reduced"`` the
+    default path's bundles may be another pick among exact ties: Phi*, every c_i and the GPU count
+    are compared, and the bundles counted); and the default path's bid tables and re-solve."""
     resolves = timed_resolve()
     ways = counted_settling()
     resolve_ms = []
@@ -136,6 +139,7 @@ def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int
     wall: dict[str, list[float]] = {solves: [] for solves in PATHS}
     bid_ms, rows, winners = [], [], []
     disagreements: dict[str, list[int]] = {solves: [] for solves in PATHS[:-1]}
+    other_bundles: dict[str, list[int]] = {solves: [] for solves in PATHS[:-1]}   # the same values, another tie
     for seed in range(auctions):
         offered = offer_for(seed, topology, offer_size)
         group = bidders_for(seed, bidders, topology)
@@ -150,7 +154,8 @@ def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int
             resolves.clear()
             forget_kept_rules()   # each path values its bidders' bundles afresh, as an auction on a new offer would
             tick, clock = time.process_time(), time.perf_counter()
-            outcomes[solves] = canonical_auction(group, offered, topology, solves=solves)   # bids, PF, tie-break, payments
+            outcomes[solves] = canonical_auction(group, offered, topology, solves=solves,   # bids, PF, tie-break, payments
+                                                 tie_break=tie_break if solves == PATHS[0] else "whole")
             cpu[solves].append(1e3 * (time.process_time() - tick))
             wall[solves].append(1e3 * (time.perf_counter() - clock))
             if solves == PATHS[0]:
@@ -160,9 +165,12 @@ def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int
             fast = outcomes[solves]
             used = [g for bundle in fast.bundles for g in bundle]
             assert len(used) == len(set(used)) and set(used) <= set(offered)
-            if not (math.isclose(fast.phi_star, oracle.phi_star, rel_tol=1e-9, abs_tol=1e-12) and fast.bundles == oracle.bundles
+            if not (math.isclose(fast.phi_star, oracle.phi_star, rel_tol=1e-9, abs_tol=1e-12)
+                    and sum(map(len, fast.bundles)) == sum(map(len, oracle.bundles))
                     and all(abs(a - b) <= 1e-9 for a, b in zip(fast.payments, oracle.payments))):
                 disagreements[solves].append(seed)
+            elif fast.bundles != oracle.bundles:
+                (other_bundles if solves == PATHS[0] and tie_break == "reduced" else disagreements)[solves].append(seed)
         winners.append(sum(1 for b in oracle.bundles if b))
     print(f"{label}: {auctions} auctions, {len(offered)} offered GPUs, {bidders} bidders, "
           f"{np.mean(rows):.0f} bid rows on average, {np.mean(winners):.1f} winners on average")
@@ -172,14 +180,17 @@ def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int
               f"p95 {np.percentile(c, 95):.1f} ms; wall median {np.median(w):.1f} ms, p95 {np.percentile(w, 95):.1f} ms")
     print(f"  of which bid tables (agent side): CPU median {np.median(bid_ms):.1f} ms, p95 {np.percentile(bid_ms, 95):.1f} ms")
     kept = np.array(bid_ms) + np.array(resolve_ms)
-    print(f"  {PATHS[0]} path's fewest-GPU re-solve: CPU median {np.median(resolve_ms):.1f} ms, p95 "
+    print(f"  {PATHS[0]} path's fewest-GPU re-solve ({tie_break} program): CPU median {np.median(resolve_ms):.1f} ms, p95 "
           f"{np.percentile(resolve_ms, 95):.1f} ms; with the bid tables (what stays while the re-solve decides exact "
           f"ties): median {np.median(kept):.1f} ms, p95 {np.percentile(kept, 95):.1f} ms")
     print(f"  {PATHS[0]} path's Phi* and Phi*_{{-i}} (A8d): {sum(ways.values())} programs, {ways['prices']} settled by "
           f"earlier relaxations' multipliers, {ways['lp']} by the LP bound with cuts, {ways['milp']} by HiGHS")
     for solves, seeds in disagreements.items():
-        print(f"  {solves} vs fresh (Phi*, PF bundles, every c_i): {auctions - len(seeds)} of {auctions} agree"
-              + (f"; disagree on seeds {seeds}" if seeds else ""))
+        reduced = solves == PATHS[0] and tie_break == "reduced"
+        print(f"  {solves} vs fresh (Phi*, {'GPU count' if reduced else 'PF bundles'}, every c_i): "
+              f"{auctions - len(seeds)} of {auctions} agree" + (f"; disagree on seeds {seeds}" if seeds else "")
+              + (f"; the same bundles in {auctions - len(seeds) - len(other_bundles[solves])} of them, another pick "
+                 f"among exact ties in {len(other_bundles[solves])}" if reduced else ""))
     print("  goal median < 100 ms, p95 < 500 ms; paper (Gurobi) median 354 ms, p95 1398 ms")
 
 
@@ -225,9 +236,9 @@ def tie_census(label: str, topology: GpuTopology, auctions: int, bidders: int, o
     programs: list[tuple[ArrayProgram, np.ndarray]] = []   # each re-solve's program and pick (0/1 by column)
     resolve = themis._fewest_gpus
 
-    def run(program: ArrayProgram, tables: Any, phi_star: float) -> list[int]:
-        rows = resolve(program, tables, phi_star)
-        programs.append((themis.fewest_gpu_program(program, tables, phi_star), themis._indicator(list(map(len, tables)), rows)))
+    def run(program: ArrayProgram, tables: Any, phi_star: float, reduced: Any = None) -> list[int]:
+        rows = resolve(program, tables, phi_star, reduced)
+        programs.append((themis.fewest_gpu_program(program, themis.bundle_sizes(tables), phi_star), themis._indicator(list(map(len, tables)), rows)))
         return rows
     themis._fewest_gpus = run
     try:
@@ -252,13 +263,13 @@ def tie_census(label: str, topology: GpuTopology, auctions: int, bidders: int, o
           f"({sum(before) / sum(total):.1%}); incumbents per re-solve: {dict(sorted(Counter(incumbents).items()))}")
 
 
-def full_run(apps: int | None, lease: float, solver_threads: int | None) -> None:
+def full_run(apps: int | None, lease: float, solver_threads: int | None, tie_break: str = "whole") -> None:
     inst = generate_themis(workload="W1", gpus=64)
     if apps is not None:
         inst = replace(inst, apps=tuple(inst.apps[a] for a in inst.arrival_order[:apps]))
-    print(f"Workload 1, {inst.describe()}, Themis f = 0.8, lease {lease:g} s")
+    print(f"Workload 1, {inst.describe()}, Themis f = 0.8, lease {lease:g} s, tie_break {tie_break}")
     tick, cpu = time.perf_counter(), time.process_time()
-    policy = Themis() if solver_threads is None else Themis(solver_threads=solver_threads)
+    policy = Themis(tie_break=tie_break) if solver_threads is None else Themis(solver_threads=solver_threads, tie_break=tie_break)
     run = simulate(inst, policy, SimOptions(lease=lease))
     wall, cpu = time.perf_counter() - tick, time.process_time() - cpu
     s = themis_summary(run)
@@ -280,6 +291,9 @@ def main() -> None:
                         "chooses among exact ties, and when HiGHS finds its incumbent")
     parser.add_argument("--run-apps", type=int, default=None, help="first N W1 apps by arrival (default all)")
     parser.add_argument("--lease", type=float, default=600.0)
+    parser.add_argument("--tie-break", choices=themis.TIE_BREAKS, default="whole",
+                        help="the default path's fewest-GPU re-solve: on the whole program, or on the columns "
+                             "reduced-cost fixing keeps (decisions A8e)")
     parser.add_argument("--solver-threads", type=int, default=None, help="HiGHS threads (0: HiGHS's own; default: HiGHS's own "
                         "for the benchmark auctions, the policy's 1 for the run)")
     args = parser.parse_args()
@@ -289,11 +303,12 @@ def main() -> None:
         tie_census("sim_256, 64 free GPUs", preset("sim_256"), args.auctions, args.bidders, 64)
         return
     if not args.skip_auctions:
-        auction_times("testbed64 (1 rack, 20 machines)", preset("testbed64"), args.auctions, args.bidders, None)
+        auction_times("testbed64 (1 rack, 20 machines)", preset("testbed64"), args.auctions, args.bidders, None,
+                      args.tie_break)
         auction_times("sim_256, 64 free GPUs drawn at random over its 8 racks", preset("sim_256"), args.auctions,
-                      args.bidders, 64)
+                      args.bidders, 64, args.tie_break)
     if not args.skip_run:
-        full_run(args.run_apps, args.lease, args.solver_threads)
+        full_run(args.run_apps, args.lease, args.solver_threads, args.tie_break)
 
 
 if __name__ == "__main__":

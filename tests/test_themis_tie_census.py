@@ -7,13 +7,19 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import math
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from mlsched.formulations.themis import fewest_gpu_program, log_values, pf_arrays, tie_threshold
+from mlsched.formulations.themis import (_FixedWelfare, _fewest_gpus, _indicator, bundle_sizes, fewest_gpu_program, log_values,
+                                         pa_auction, pf_arrays, tie_threshold)
+from mlsched.errors import UsageError
+from mlsched.instance.themis_clusters import preset
+from mlsched.online.themis.bids import Offer, canonical_bids
+from mlsched.online.themis.policy import Themis
 
 
 SPEED = Path(__file__).resolve().parents[1] / "benchmarks" / "themis_speed.py"
@@ -64,7 +70,7 @@ def test_census_of_a_small_auction_equals_brute_force(speed, seed):
     tables, offered = _random_tables(seed)
     phi = log_values(tables)
     phi_star, fewest = _fewest(tables, phi)
-    program = fewest_gpu_program(pf_arrays(tables, phi, offered), tables, phi_star)
+    program = fewest_gpu_program(pf_arrays(tables, phi, offered), bundle_sizes(tables), phi_star)
     chosen, before, total, incumbents = speed.search_before_incumbent(program)
     assert any(np.array_equal(chosen, x) for x in fewest)
     assert 0.0 <= before <= total and incumbents >= 1
@@ -78,3 +84,68 @@ def test_both_census_outcomes_occur_in_the_small_auctions():
         tables, _ = _random_tables(seed)
         outcomes[len(_fewest(tables, log_values(tables))[1]) > 1] += 1
     assert outcomes[True] >= 2 and outcomes[False] >= 2
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_reduced_resolve_picks_a_fewest_gpu_optimum(seed):
+    """``tie_break="reduced"``: A8's re-solve on the columns reduced-cost fixing against its
+    threshold keeps (with the auction's cuts) returns one of the brute-force fewest-GPU
+    allocations meeting the threshold, like the whole re-solve."""
+    tables, offered = _random_tables(seed)
+    phi = log_values(tables)
+    phi_star, fewest = _fewest(tables, phi)
+    program = pf_arrays(tables, phi, offered)
+    welfare = _FixedWelfare(program, [len(t) for t in tables])
+    assert welfare.optimum() == pytest.approx(phi_star, rel=1e-12, abs=1e-12)
+    sizes = [len(t) for t in tables]
+    for reduced in (welfare, None):
+        rows = _fewest_gpus(program, tables, phi_star, reduced)
+        assert any(np.array_equal(_indicator(sizes, rows), x) for x in fewest)
+
+
+def test_the_reduced_resolve_drops_columns_and_keeps_every_tie():
+    """Not vacuous: on these auctions the fixing drops columns, yet never a column of a fewest-GPU
+    allocation that meets the threshold."""
+    dropped = 0
+    for seed in range(24):
+        tables, offered = _random_tables(seed)
+        phi = log_values(tables)
+        phi_star, fewest = _fewest(tables, phi)
+        welfare = _FixedWelfare(pf_arrays(tables, phi, offered), [len(t) for t in tables])
+        welfare.optimum()
+        _, keep = welfare.tie_break_columns(tie_threshold(phi_star))
+        assert all(keep[x > 0.5].all() for x in fewest)
+        dropped += int((~keep).sum())
+    assert dropped > 0
+
+
+@pytest.mark.parametrize("cluster,seed", [("testbed64", 0), ("testbed64", 3), ("sim_256", 1)])
+def test_reduced_resolve_gives_the_same_values_on_benchmark_auctions(speed, cluster, seed):
+    """On the benchmark's 20-bidder auctions (the LP path with cuts, beyond the machine DP) the
+    reduced re-solve gives what the whole one does: Phi*, every Phi*_{-i} and the GPU count; each
+    c_i is that of its own allocation (spec §2.3), exp(Phi* - phi_i - Phi*_{-i}) clamped to 1."""
+    topology = preset(cluster)
+    offered = speed.offer_for(seed, topology, 64)
+    group = speed.bidders_for(seed, 20, topology)
+    tables = [canonical_bids(b, Offer(offered, topology)) for b in group]
+    machine_of = Offer(offered, topology).machine_of
+    whole, reduced = (pa_auction(tables, offered, group_of=machine_of, lp_bound=False, tie_break=tie_break)
+                      for tie_break in ("whole", "reduced"))
+    assert reduced.phi_star == pytest.approx(whole.phi_star, rel=1e-9)
+    assert reduced.phi_without == pytest.approx(whole.phi_without, rel=1e-9)
+    assert sum(map(len, reduced.bundles)) == sum(map(len, whole.bundles))
+    phi = log_values(tables)
+    for i, (row, c) in enumerate(zip(reduced.rows, reduced.payments)):
+        if reduced.bundles[i]:
+            expected = min(1.0, math.exp(reduced.phi_star - phi[i][row] - reduced.phi_without[i]))
+            assert c == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_tie_break_is_validated():
+    tables, offered = _random_tables(0)
+    with pytest.raises(UsageError, match="unknown auction tie_break"):
+        pa_auction(tables, offered, tie_break="first")
+    with pytest.raises(UsageError, match="solves='fixed'"):
+        pa_auction(tables, offered, solves="fresh", tie_break="reduced")
+    with pytest.raises(UsageError, match="unknown auction tie_break"):
+        Themis(tie_break="first")

@@ -49,7 +49,9 @@ The optimum Phi* maximises the Nash social welfare prod_i v_i. Among optimal all
 with the fewest GPUs is taken by a second solve (minimize sum |b| y_ib with sum phi y >= Phi* -
 1e-9 max(1, |Phi*|) rounded down to a multiple of 2^-34, so that values of Phi* from different
 solves that differ in their last bits give the same re-solve and the same allocation among exact
-ties), A8. Hidden payment (§2.3): with Phi*_{-i} the optimum without bidder i,
+ties), A8; ``tie_break="reduced"`` solves that re-solve on the columns reduced-cost fixing
+against its threshold keeps, with the cuts (the same fewest GPUs; among exact ties the pick of the
+smaller program). Hidden payment (§2.3): with Phi*_{-i} the optimum without bidder i,
 log c_i = (Phi* - phi_i(G_i,pf)) - Phi*_{-i}, clamped to [0, 1]; a lone bidder pays nothing (c = 1,
 A4); a bidder that wins the empty bundle has Phi*_{-i} = Phi* - phi_i(empty) without a re-solve.
 """
@@ -77,6 +79,7 @@ from mlsched.solve import EXACT_REL_GAP, ArrayProgram, Built, SolveReport, Statu
 
 RHO_CAP_FLOOR = 1e4
 AUCTION_SOLVES = ("fixed", "persistent", "fresh")
+TIE_BREAKS = ("whole", "reduced")   # the program of A8's fewest-GPU re-solve (:func:`pa_auction`)
 TIE_GRID = 2.0 ** -34   # about 5.8e-11: the grid of the fewest-GPU re-solve's welfare threshold
 FIXING_MARGIN = 1e-6   # relative slack of the reduced-cost test against rounding in the LP duals
 MAX_CUT_ROUNDS = 20   # LP solves per program in the cut loop of the default path
@@ -364,6 +367,7 @@ class _FixedWelfare:
         self.settled = Counter[str]()
         self.prices: list[tuple[np.ndarray, float]] = []   # (M_i per bidder, u.C) of each relaxation solved
         self.optima: dict[bytes, np.ndarray] = {}   # the optimal allocations found so far, 0/1 by column
+        self.first_multipliers: list[np.ndarray] = []   # those of Phi*'s relaxation, for the reduced re-solve
         self._first_basis()
 
     def _first_basis(self) -> None:
@@ -507,6 +511,8 @@ class _FixedWelfare:
         if relaxation is not None:
             self.prices += [lagrangian_bound(self.program.cost, self.units, self.limits, self.sizes, u)[1:]
                             for u in relaxation.multipliers]
+            if skip is None:
+                self.first_multipliers = relaxation.multipliers
         if start is None:
             rows = self._lp_greedy(relaxation.x) if relaxation is not None and skip is None else self._empty
             start = None if rows is None else _indicator(self.sizes, self.improve(rows, skip), skip=skip)
@@ -535,10 +541,23 @@ class _FixedWelfare:
         report = _proven(reduced, "PF auction program not solved", start=None if start is None else start[keep],
                          mip_heuristic_run_feasibility_jump=False)
         self.settled["milp"] += 1
-        solution = np.zeros(len(keep))
-        solution[keep] = report.schedule
-        found = self._allocation(solution, skip)
+        found = self._allocation(_expanded(keep, report.schedule), skip)
         return self._optimal(found, float(report.objective)) if found is not None else float(report.objective)
+
+    def tie_break_columns(self, threshold: float) -> tuple[ArrayProgram, np.ndarray]:
+        """(P-PF) with the auction's cut rows, and the columns (a mask) that can be in an allocation
+        worth at least ``threshold``: reduced-cost fixing (module docstring) against ``threshold``
+        with the multipliers of Phi*'s relaxation (every column when it was not solved). Every
+        allocation that meets the threshold keeps all its columns and satisfies the cuts, so A8's
+        re-solve on these columns has the same feasible allocations and the same fewest GPUs; among
+        allocations tied exactly in welfare and GPU count, HiGHS's pick is that of the smaller
+        program (``tie_break="reduced"``)."""
+        program = self._with_cuts()
+        keep = np.ones(len(self.owner), dtype=bool)
+        for dual in self.first_multipliers:
+            dual = np.pad(dual, (0, len(self.limits) - len(dual)))   # cut rows added since: multiplier 0
+            keep &= lagrangian_keep(program, self.units, self.sizes, dual, threshold)
+        return program, keep
 
     def _further_start(self, x: np.ndarray, skip: int | None) -> np.ndarray | None:
         """The start tried before HiGHS: without bidder ``skip`` the best from the optima already
@@ -646,27 +665,47 @@ def tie_threshold(phi_star: float) -> float:
     return math.floor((phi_star - 1e-9 * max(1.0, abs(phi_star))) / TIE_GRID) * TIE_GRID
 
 
-def fewest_gpu_program(program: ArrayProgram, tables: Sequence[BidTable], phi_star: float) -> ArrayProgram:
-    """A8's re-solve of (P-PF) ``program``: the fewest GPUs (each column costs its bundle's size)
-    among allocations with welfare >= :func:`tie_threshold` of Phi* (the welfare row after the
-    program's rows)."""
+def bundle_sizes(tables: Sequence[BidTable]) -> np.ndarray:
+    """The GPUs of every column of (P-PF): each row's bundle size, table after table."""
+    return np.array([float(len(bundle)) for table in tables for bundle, _ in table])
+
+
+def fewest_gpu_program(program: ArrayProgram, gpus: np.ndarray, phi_star: float) -> ArrayProgram:
+    """A8's re-solve of (P-PF) ``program``: the fewest GPUs (column j costs ``gpus[j]``, its
+    bundle's size, :func:`bundle_sizes`) among allocations with welfare >= :func:`tie_threshold` of
+    Phi* (the welfare row after the program's rows)."""
     n = len(program.cost)
     welfare_row = len(program.row_lower)
     index = np.insert(program.a_index, program.a_start[1:], welfare_row)
     value = np.insert(program.a_value, program.a_start[1:], program.cost)
     return ArrayProgram(
-        cost=np.array([float(len(bundle)) for table in tables for bundle, _ in table]),
-        col_lower=program.col_lower, col_upper=program.col_upper,
+        cost=np.asarray(gpus, dtype=float), col_lower=program.col_lower, col_upper=program.col_upper,
         row_lower=np.append(program.row_lower, tie_threshold(phi_star)),
         row_upper=np.append(program.row_upper, np.inf),
         a_start=program.a_start + np.arange(n + 1), a_index=index, a_value=value, integer=True, sense="min")
 
 
-def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: float) -> list[int]:
+def _expanded(keep: np.ndarray, values: Sequence[float]) -> np.ndarray:
+    """A solution on the columns in ``keep`` as a vector over every column (0 elsewhere)."""
+    solution = np.zeros(len(keep))
+    solution[keep] = values
+    return solution
+
+
+def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: float,
+                 reduced: _FixedWelfare | None = None) -> list[int]:
     """Among allocations with welfare >= :func:`tie_threshold` of Phi*, one with the fewest GPUs
-    (A8): HiGHS's pick when several tie in GPU count too."""
-    report = _proven(fewest_gpu_program(program, tables, phi_star), "PF tie-break re-solve failed")
-    return _rows([len(t) for t in tables], report.schedule)
+    (A8): HiGHS's pick when several tie in GPU count too. The re-solve runs on the whole program,
+    or with ``reduced`` (``tie_break="reduced"``) on that auction's
+    :meth:`_FixedWelfare.tie_break_columns`: the same fewest GPUs, HiGHS's pick among exact ties
+    then that of the smaller program."""
+    gpus = bundle_sizes(tables)
+    keep = np.ones(len(gpus), dtype=bool)
+    if reduced is not None:
+        program, keep = reduced.tie_break_columns(tie_threshold(phi_star))
+        program = _columns(program, keep)
+    report = _proven(fewest_gpu_program(program, gpus[keep], phi_star), "PF tie-break re-solve failed")
+    return _rows([len(t) for t in tables], _expanded(keep, report.schedule))
 
 
 def usage_matrices(tables: Sequence[BidTable], usage: Usage,
@@ -761,8 +800,7 @@ def _lone(table: BidTable, phi: Sequence[float]) -> AuctionResult:
 
 
 def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: Mapping[int, int] | None = None,
-               lp_bound: bool = True,
-               solves: str = "fixed") -> AuctionResult:
+               lp_bound: bool = True, solves: str = "fixed", tie_break: str = "whole") -> AuctionResult:
     """The PF allocation with the fewest GPUs, hidden payments c_i and the LP bound (R1).
 
     With ``group_of`` (GPU -> machine) bundles are machine-count vectors (canonical mode); the
@@ -773,9 +811,20 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
     ``fresh`` builds and solves a new program for each, the original path, kept as the oracle.
     The fewest-GPU allocation is the same re-solve in all three. On the default path a small auction
     takes Phi* and every Phi*_{-i} from the machine DP, and its fewest-GPU allocation too when that
-    is forced (no HiGHS solve); otherwise the re-solve picks it among the exact ties (A8c)."""
+    is forced (no HiGHS solve); otherwise the re-solve picks it among the exact ties (A8c).
+
+    ``tie_break`` (the re-solve's program, A8): ``whole`` (default) on all of (P-PF);
+    ``reduced`` (with ``solves="fixed"`` only) on (P-PF) with the auction's cuts less the columns
+    that reduced-cost fixing against the re-solve's threshold rules out, where the LP relaxation
+    with cuts was solved (not in auctions the machine DP settles): the same fewest GPUs, Phi* and
+    every Phi*_{-i}, but among allocations tied exactly in welfare and GPU count HiGHS picks from
+    the smaller program, so the bundles and c_i may differ from ``whole``'s (decisions A8e)."""
     if solves not in AUCTION_SOLVES:
         raise UsageError(f"unknown auction solves {solves!r}; choose one of {', '.join(AUCTION_SOLVES)}")
+    if tie_break not in TIE_BREAKS:
+        raise UsageError(f"unknown auction tie_break {tie_break!r}; choose one of {', '.join(TIE_BREAKS)}")
+    if tie_break == "reduced" and solves != "fixed":
+        raise UsageError(f"tie_break='reduced' takes the cuts of solves='fixed', not solves={solves!r}")
     phi = log_values(tables)   # the cap (A5) is set on the full tables, before pruning
     if len(tables) == 1:   # a lone bidder takes its best row (fewest GPUs among ties) and pays nothing (A4)
         return _lone(tables[0], phi[0])
@@ -803,7 +852,7 @@ def pa_auction(tables: Sequence[BidTable], offered: Sequence[int], *, group_of: 
     else:
         fixed = _FixedWelfare(program, sizes)
         phi_star = fixed.optimum()
-    rows = _fewest_gpus(program, tables, phi_star)
+    rows = _fewest_gpus(program, tables, phi_star, fixed if tie_break == "reduced" else None)
 
     def optimum_without(i: int) -> float:   # the PF allocation without i is a feasible start
         if solves == "fixed":

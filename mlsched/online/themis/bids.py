@@ -38,9 +38,9 @@ class AuctionOutcome:
     bids: int                           # rows offered to the integer program (or DP table size)
 
 
-def exhaustive_auction(bidders: Sequence[Bidder], offered: Sequence[int]) -> AuctionOutcome:
+def exhaustive_auction(bidders: Sequence[Bidder], offered: Sequence[int], *, tie_break: str = "whole") -> AuctionOutcome:
     tables = [exhaustive_bids(b, offered) for b in bidders]
-    result = pa_auction(tables, offered)
+    result = pa_auction(tables, offered, tie_break=tie_break)
     return AuctionOutcome(result.bundles, result.payments, result.phi_star, "exhaustive", sum(map(len, tables)))
 
 
@@ -219,29 +219,31 @@ def lone_canonical_bids(bidder: Bidder, offer: Offer, *, bids_max: int = BIDS_MA
 
 
 def canonical_auction(bidders: Sequence[Bidder], offered: Sequence[int], topology: GpuTopology, *,
-                      bids_max: int = BIDS_MAX, solves: str = "fixed") -> AuctionOutcome:
+                      bids_max: int = BIDS_MAX, solves: str = "fixed", tie_break: str = "whole") -> AuctionOutcome:
     """The PA auction on canonical bids; a lone bidder's on :func:`lone_canonical_bids` (its
     choice, Phi* and c = 1 are those of its whole table, and its bundle, alone on each machine, is
-    its own representative GPUs)."""
+    its own representative GPUs). ``solves`` and ``tie_break``: those of :func:`pa_auction`."""
     offer = offer_of(tuple(sorted(offered)), topology)
     if len(bidders) == 1:
         table, rows = lone_canonical_bids(bidders[0], offer, bids_max=bids_max)
         result = pa_auction([table], offered, group_of=offer.machine_of, lp_bound=False, solves=solves)
         return AuctionOutcome(result.bundles, result.payments, result.phi_star, "canonical", rows)
     tables = [canonical_bids(b, offer, bids_max=bids_max) for b in bidders]
-    result = pa_auction(tables, offered, group_of=offer.machine_of, lp_bound=False, solves=solves)
+    result = pa_auction(tables, offered, group_of=offer.machine_of, lp_bound=False, solves=solves, tie_break=tie_break)
     return AuctionOutcome(offer.concrete(result.bundles), result.payments, result.phi_star, "canonical",
                           sum(map(len, tables)))
 
 
 def auction_for(mode: str, topology: GpuTopology, count_only: Callable[[int], bool], *,
-                bids_max: int = BIDS_MAX) -> Callable[[Sequence[Bidder], Sequence[int], Sequence[int]], AuctionOutcome]:
+                bids_max: int = BIDS_MAX,
+                tie_break: str = "whole") -> Callable[[Sequence[Bidder], Sequence[int], Sequence[int]], AuctionOutcome]:
     """The auction routine of a mode; ``auto`` takes the exact count DP when every participant
-    (by app index) is count-only and canonical bundles otherwise."""
+    (by app index) is count-only and canonical bundles otherwise (``tie_break``: the re-solve's
+    program of :func:`pa_auction`)."""
     def run(bidders: Sequence[Bidder], offered: Sequence[int], apps: Sequence[int]) -> AuctionOutcome:
         if mode == "exhaustive":
-            return exhaustive_auction(bidders, offered)
+            return exhaustive_auction(bidders, offered, tie_break=tie_break)
         if mode == "auto" and all(count_only(a) for a in apps):
             return count_auction(bidders, offered)
-        return canonical_auction(bidders, offered, topology, bids_max=bids_max)
+        return canonical_auction(bidders, offered, topology, bids_max=bids_max, tie_break=tie_break)
     return run

@@ -12,7 +12,8 @@ allocation the app was running on, expired GPUs included (decisions: Themis, rho
 
 The auctions' HiGHS solves run on ``solver_threads`` threads (default 1; None: the process's
 setting, :func:`mlsched.solve.set_solver_threads`), the process's setting restored after each round
-(decisions: A8b).
+(decisions: A8b). ``tie_break`` is the program of the auctions' fewest-GPU re-solve
+(:func:`mlsched.formulations.themis.pa_auction`): ``whole`` (default) or ``reduced`` (decisions A8e).
 
 Lies (Fig. 18, §5.7): an app in ``lies`` with factor X reports S' = S (1 + X) for placements of
 level >= 2 and S' = max(0.05, S (1 - X)) for level <= 1, in its bids and in its step-1 reports.
@@ -26,7 +27,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from mlsched.errors import UsageError
-from mlsched.formulations.themis import Bidder
+from mlsched.formulations.themis import TIE_BREAKS, Bidder
 from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import ThemisInstance
 from mlsched.online.themis.arbiter import REALIZATIONS, RoundApp, arbiter_round
@@ -93,13 +94,15 @@ class Themis:
     def __init__(self, *, fairness_knob: float = 0.8, realization: str = "stochastic", seed: int = 0,
                  auction: str = "auto", bids_max: int = BIDS_MAX, cap_participants: bool = True,
                  lies: Mapping[int, float] | None = None, current_rho: str = "holdings",
-                 solver_threads: int | None = SOLVER_THREADS) -> None:
+                 solver_threads: int | None = SOLVER_THREADS, tie_break: str = "whole") -> None:
         if realization not in REALIZATIONS:
             raise UsageError(f"unknown realisation {realization!r}; choose one of {', '.join(REALIZATIONS)}")
         if auction not in AUCTION_MODES:
             raise UsageError(f"unknown auction mode {auction!r}; choose one of {', '.join(AUCTION_MODES)}")
         if not 0.0 <= fairness_knob <= 1.0:
             raise UsageError(f"the fairness knob f must lie in [0, 1], got {fairness_knob}")
+        if tie_break not in TIE_BREAKS:
+            raise UsageError(f"unknown auction tie_break {tie_break!r}; choose one of {', '.join(TIE_BREAKS)}")
         if current_rho not in CURRENT_RHO:
             raise UsageError(f"unknown current_rho {current_rho!r}; choose one of {', '.join(CURRENT_RHO)}")
         self.current_rho = current_rho
@@ -111,6 +114,7 @@ class Themis:
         self.cap_participants = cap_participants
         self.lies = dict(lies or {})
         self.solver_threads = solver_threads
+        self.tie_break = tie_break
 
     def start(self, instance: ThemisInstance, options: SimOptions) -> None:
         self.instance = instance
@@ -143,7 +147,7 @@ class Themis:
             round_apps.append(RoundApp(agent.bidder, agent.current, app.start, finite, agent.bounds if finite else None,
                                        unmet=app.unmet))
         run = auction_for(self.auction_mode, self.instance.topology, lambda i: self._count_only(view.apps[i]),
-                          bids_max=self.bids_max)
+                          bids_max=self.bids_max, tie_break=self.tie_break)
         with solver_threads(self.solver_threads):
             outcome = arbiter_round(round_apps, view.free, fairness_knob=self.fairness_knob,
                                     realization=self.realization, seed=self.rng, auction=run,
