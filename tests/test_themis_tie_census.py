@@ -149,3 +149,17 @@ def test_tie_break_is_validated():
         pa_auction(tables, offered, solves="fresh", tie_break="reduced")
     with pytest.raises(UsageError, match="unknown auction tie_break"):
         Themis(tie_break="first")
+
+
+def test_benchmark_reports_the_reduced_resolve_against_the_oracle(speed, capsys, monkeypatch):
+    """`benchmarks/themis_speed.py --tie-break reduced` compares the default path's values (Phi*,
+    GPU count, every c_i) with the fresh path's and counts the auctions with other bundles."""
+    from mlsched.formulations import themis
+
+    monkeypatch.setattr(themis, "_fewest_gpus", themis._fewest_gpus)   # the benchmark wraps both for its counts
+    monkeypatch.setattr(themis._FixedWelfare, "optimum", themis._FixedWelfare.optimum)
+    speed.auction_times("testbed64", preset("testbed64"), 1, 20, None, "reduced")
+    out = capsys.readouterr().out
+    assert "re-solve (reduced program)" in out
+    assert "fixed vs fresh (Phi*, GPU count, every c_i): 1 of 1 agree; the same bundles in" in out
+    assert "persistent vs fresh (Phi*, PF bundles, every c_i): 1 of 1 agree" in out
