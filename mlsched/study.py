@@ -45,7 +45,7 @@ def solve_exact(instance: Instance, *, system: str | None = None, variant: str |
     program takes no starts refuse them."""
     sysm = get_system(system, family=instance.family)
     if relax and not sysm.relaxable:
-        raise UsageError(f"{sysm.name}'s exact program is already continuous; --relax does not apply")
+        raise UsageError(f"{sysm.name}'s exact program is already continuous; relax (--relax) does not apply")
     given = {k: v for k, v in paired.items() if v is not None}
     unknown = sorted(set(given) - set(sysm.paired_options))
     if unknown:

@@ -248,7 +248,7 @@ def _sow() -> System:
             eps: float | None = None, on_progress: Callable[[int, int], None] | None = None) -> Any:
         if eps is not None:
             if not hasattr(policy, "configure"):
-                raise UsageError(f"--eps applies to the SoW mechanisms, not {policy.name}")
+                raise UsageError(f"eps (--eps) applies to the SoW mechanisms, not {policy.name}")
             policy.configure(eps=eps)
         return run_sow(instance, policy, samples=samples, exact_limit=exact_limit, on_progress=on_progress)
 

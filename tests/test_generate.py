@@ -70,7 +70,7 @@ def test_small_profile():
 def test_poisson_arrivals_and_bad_arguments():
     inst = generate_oasis(50, 40, 0, arrivals="poisson")
     assert inst.num_jobs == 50 and inst.arrival.max() <= 40 and np.all(np.diff(inst.arrival) >= 0)
-    for kwargs, message in [({"jobs": 0, "horizon": 5}, "--jobs must be >= 1"),
+    for kwargs, message in [({"jobs": 0, "horizon": 5}, r"jobs \(--jobs\) must be >= 1"),
                             ({"jobs": 3, "horizon": 5, "profile": "huge"}, "unknown profile 'huge'"),
                             ({"jobs": 3, "horizon": 5, "arrivals": "bursty"}, "unknown arrivals 'bursty'")]:
         with pytest.raises(UsageError, match=message):

@@ -57,7 +57,7 @@ def test_generate_solve_run_compare(tmp_path, capsys):
     code, _, err = cli(capsys, "solve", f, "--variant", "hindsight", "--write", tmp_path / "h.lp")
     assert code == 2 and "one program per realization" in err
     code, _, err = cli(capsys, "run", f, "-a", "greedy", "--eps", 0.1)
-    assert code == 2 and "--eps applies to the SoW mechanisms" in err
+    assert code == 2 and "eps (--eps) applies to the SoW mechanisms" in err
     code, _, err = cli(capsys, "compare", f, "--eps", 0.1, "-q")
     assert code == 2 and ("greedy, reservation take no --eps option; run those that take it with "
                           "--algorithms sow-adversarial,sow-fifo,sow-evict-all") in err

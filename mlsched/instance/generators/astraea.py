@@ -64,7 +64,7 @@ def deal_servers(weights: np.ndarray, servers: int) -> np.ndarray:
     """Largest-remainder apportionment of ``servers`` with at least one per tenant."""
     n = len(weights)
     if servers < n:
-        raise UsageError(f"--servers {servers} is fewer than the {n} tenants (each needs a server)")
+        raise UsageError(f"servers (--servers) {servers} is fewer than the {n} tenants (each needs a server)")
     share = weights / weights.sum() * (servers - n) if weights.sum() > 0 else np.full(n, (servers - n) / n)
     counts = np.floor(share).astype(np.int64)
     order = np.lexsort((np.arange(n), -(share - counts)))
@@ -81,12 +81,12 @@ def generate_astraea(*, jobs: int = 100, servers: int = 100, users: int | None =
     if utility not in UTILITIES:
         raise UsageError(f"utility must be one of {', '.join(UTILITIES)}, not {utility!r}")
     if jobs < 1 or servers < 1:
-        raise UsageError("--jobs and --servers must be at least 1")
+        raise UsageError("jobs and servers (--jobs, --servers) must be at least 1")
     table = philly_jobs(trace)
     counts = table["cluster"].value_counts()
     ranked = sorted(counts.index, key=lambda c: (-int(counts[c]), c))
     if users is not None and not 1 <= users <= len(ranked):
-        raise UsageError(f"--users {users}: the trace has {len(ranked)} virtual clusters")
+        raise UsageError(f"users (--users) {users}: the trace has {len(ranked)} virtual clusters")
     tenants = ranked[:users] if users is not None else ranked
     chosen = table[table["cluster"].isin(tenants)].head(jobs).reset_index(drop=True)
     rng = np.random.default_rng(seed)

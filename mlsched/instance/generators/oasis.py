@@ -115,9 +115,9 @@ def generate_oasis(
 def _check(jobs: int, horizon: int, profile: str, arrivals: str, workers: int | None, ps_servers: int | None,
            gamma1_range: tuple[float, float]) -> None:
     if jobs < 1:
-        raise UsageError(f"--jobs must be >= 1, got {jobs}")
+        raise UsageError(f"jobs (--jobs) must be >= 1, got {jobs}")
     if horizon < 1:
-        raise UsageError(f"--horizon must be >= 1, got {horizon}")
+        raise UsageError(f"horizon (--horizon) must be >= 1, got {horizon}")
     if profile not in PROFILES:
         raise UsageError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     if arrivals not in ARRIVALS:

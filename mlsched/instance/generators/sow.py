@@ -33,7 +33,7 @@ def generate_sow(*, jobs: int = 20, capacity: int = 8, d_max: int = 2, max_durat
     if variant not in VARIANTS:
         raise UsageError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
     if variant == "stochastic" and signal != "l":
-        raise UsageError("the stochastic variant needs sigma = l (--signal l)")
+        raise UsageError("the stochastic variant needs sigma = l (signal=\"l\", --signal l)")
     if window < max_duration:
         raise UsageError(f"Delta ({window}) must be at least D ({max_duration}) for the longest job to have value")
     if max_value < 1:
