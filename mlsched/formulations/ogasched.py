@@ -109,10 +109,20 @@ def build_linear(instance: MultiServerInstance, counts: np.ndarray, *, relax: bo
 
 
 def per_slot_optimum(instance: MultiServerInstance, arrivals: np.ndarray) -> np.ndarray:
-    """OPT_t = max_y q(x(t), y) for every slot, solved once per distinct arrival pattern."""
+    """OPT_t = max_y q(x(t), y) for every slot (NaN where its program has no solution); the
+    solvers' statuses are in :func:`per_slot_solutions`."""
+    return per_slot_solutions(instance, arrivals)[0]
+
+
+def per_slot_solutions(instance: MultiServerInstance, arrivals: np.ndarray) -> tuple[np.ndarray, list[SolveReport]]:
+    """OPT_t for every slot, solved once per distinct arrival pattern (0 for a slot with no
+    arrival, NaN where the program has no solution), and the report of each pattern's program."""
     patterns, inverse = np.unique(arrivals.astype(np.int8), axis=0, return_inverse=True)
     values = np.zeros(len(patterns))
+    reports = []
     for p, pattern in enumerate(patterns):
         if pattern.any():
-            values[p] = hindsight_cvxpy(instance, pattern.astype(float)).objective or 0.0
-    return values[inverse.reshape(-1)]
+            report = hindsight_cvxpy(instance, pattern.astype(float))
+            values[p] = np.nan if report.objective is None else report.objective
+            reports.append(report)
+    return values[inverse.reshape(-1)], reports
