@@ -27,7 +27,7 @@ class _Scripted:
         self.status = self.statuses.pop(0)
         self.value = 1.5
         if self.status == cp.OPTIMAL_INACCURATE:
-            warnings.warn("Solution may be inaccurate. Try another solver.", UserWarning)
+            warnings.warn("Solution may be inaccurate. Try another solver.", UserWarning, stacklevel=2)
 
 
 def test_an_inaccurate_clarabel_solve_is_solved_again_with_stricter_refinement():

@@ -86,3 +86,10 @@ def test_model_profiles():
     assert load_profile("resnet50").speedup("v100", 8) > 1
     with pytest.raises(UsageError, match="unknown model profile 'vgg99'"):
         load_profile("vgg99")
+
+
+def test_ogasched_generator_names_an_unknown_setting():
+    from mlsched.instance.generators.ogasched import generate_ogasched
+
+    with pytest.raises(UsageError, match=r"no setting 'preset'; the settings are ports, nodes, horizon"):
+        generate_ogasched(preset="fig7-log")

@@ -17,7 +17,7 @@ sweeps ``fig3-nodes-N``, ``fig3-ports-N``, ``fig3-contention-X``, ``fig7-KIND``,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -74,6 +74,10 @@ def preset(name: str) -> Setting:
 def generate_ogasched(seed: int = 0, *, preset_name: str = "default", horizon: int | None = None,
                       **overrides: Any) -> MultiServerInstance:
     """A seeded instance of a preset; ``horizon`` and other Setting fields may be overridden."""
+    unknown = sorted(set(overrides) - {f.name for f in fields(Setting)})
+    if unknown:
+        raise UsageError(f"generate_ogasched: no setting {', '.join(map(repr, unknown))}; the settings are "
+                         f"{', '.join(f.name for f in fields(Setting))} (and preset_name, seed)")
     setting = replace(preset(preset_name), **overrides)
     if horizon is not None:
         setting = replace(setting, horizon=horizon)
