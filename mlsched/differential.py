@@ -41,7 +41,7 @@ from mlsched.instance.gpu_topology import GpuTopology
 from mlsched.instance.themis import ThemisApp, ThemisInstance, ThemisJob
 from mlsched.online.themis.rho import App, rho
 from mlsched.sim.sow_run import realizations
-from mlsched.solve import Status, solve, solve_arrays, solve_cvxpy
+from mlsched.solve import SolveReport, Status, solve, solve_arrays, solve_cvxpy
 
 TOLERANCE = 1e-6
 
@@ -317,6 +317,11 @@ def _sow_relaxation(variant: str) -> Callable[[SowInstance], tuple[Answers, floa
 SCALE_DELTA = 0.25   # (B2) is checked at supply C / (1 + SCALE_DELTA)
 
 
+def _value(report: SolveReport) -> float:
+    """A proven optimum's value; NaN otherwise, so that every inequality it enters fails."""
+    return float(report.objective) if report.status is Status.OPTIMAL and report.objective is not None else math.nan
+
+
 def _sow_inequalities(inst: SowInstance, variant: str, value: float, reference: float) -> Answers:
     """The benchmark inequalities (spec §2.4) around ``value`` = the program's optimum at C: each is
     answered with ``reference`` when it holds, else with the side that breaks it.
@@ -326,22 +331,22 @@ def _sow_inequalities(inst: SowInstance, variant: str, value: float, reference: 
         return reference if ok else broken
 
     slack = TOLERANCE * max(1.0, abs(value))
-    scaled = exact_sow(inst, variant=variant, supply=inst.capacity / (1 + SCALE_DELTA)).objective or 0.0
+    scaled = _value(exact_sow(inst, variant=variant, supply=inst.capacity / (1 + SCALE_DELTA)))
     out: Answers = {"b2-scaling": holds(value / (1 + SCALE_DELTA) - slack <= scaled <= value + slack,
                                         scaled * (1 + SCALE_DELTA))}
     if variant in ("lp-r", "lp-rp"):
-        lp_r = value if variant == "lp-r" else exact_sow(inst, variant="lp-r").objective or 0.0
-        lp_rp = value if variant == "lp-rp" else exact_sow(inst, variant="lp-rp").objective or 0.0
+        lp_r = value if variant == "lp-r" else _value(exact_sow(inst, variant="lp-r"))
+        lp_rp = value if variant == "lp-rp" else _value(exact_sow(inst, variant="lp-rp"))
         signal_is_duration = all(p.signal == p.duration for j in inst.jobs for p in j.sow.support)
         out["b4-lp-rp"] = holds(lp_rp <= lp_r + slack and (not signal_is_duration or abs(lp_rp - lp_r) <= slack),
                                 lp_rp)
     if variant == "lp-r":
-        expected_h = exact_sow(inst, verify=False).objective or 0.0
+        expected_h = _value(exact_sow(inst, verify=False))
         out["b1-hindsight"] = holds(expected_h <= value + slack, expected_h)
     if variant == "lp-e":
         draws = itertools.product(*(range(len(inst.sow_choices(j))) for j in range(inst.num_jobs)))
         mean_lp_r = sum(math.prod(inst.sow_choices(j)[k][0] for j, k in enumerate(draw))
-                        * (exact_sow(inst.concrete(draw), variant="lp-r").objective or 0.0) for draw in draws)
+                        * _value(exact_sow(inst.concrete(draw), variant="lp-r")) for draw in draws)
         ok = mean_lp_r <= value + slack if inst.stochastic else abs(mean_lp_r - value) <= slack
         out["b3-expected-lp-r"] = holds(ok, mean_lp_r)
     return out

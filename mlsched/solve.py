@@ -42,6 +42,7 @@ VERIFY_MAX_INTEGERS = 5000   # verify="auto": cross-certify integer models up to
 HIGHS_SHARE_WHEN_VERIFYING = 0.5   # of a time limit, when a verifier must run within the same limit
 MIN_VERIFY_SECONDS = 1.0   # the verifier's floor when HiGHS used up the limit (the stated overshoot)
 CLARABEL_RETRY = {"iterative_refinement_reltol": 1e-14}   # Clarabel's default 1e-13, for an inaccurate solve's retry
+FEASIBLE_POINT = 2   # HiGHS's primal_solution_status of a feasible point (0: none, 1: an infeasible point)
 CROSSED_BOUND_TOL = 1e-6   # HiGHS's bound may sit this far past its own incumbent (its tolerances are 1e-7..1e-6)
 _THREADS: int | None = None   # HiGHS threads of every solve in this process (set_solver_threads)
 _POOL_THREADS: int | None = None   # the thread count HiGHS's process-wide pool was last started with here
@@ -746,13 +747,16 @@ def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, pres
     seconds = time.perf_counter() - tick
     if status == highspy.HighsModelStatus.kInfeasible:
         return SolveReport(Status.INFEASIBLE, None, None, None, 0.0, seconds, solver="highs", relaxed=not program.is_mip)
-    if info.primal_solution_status == 0:
+    if info.primal_solution_status != FEASIBLE_POINT:   # none, or an infeasible point (an LP stopped in phase 1)
         bound = info.mip_dual_bound if program.is_mip and abs(info.mip_dual_bound) < highspy.kHighsInf else None
         return SolveReport(Status.NO_SOLUTION, None, bound, None, 0.0, seconds, solver="highs",
                            relaxed=not program.is_mip, bound_source=None if bound is None else "milp",
                            message="stopped without a solution")
     objective = info.objective_function_value
-    bound = finite(info.mip_dual_bound) if program.is_mip else objective   # None: stopped before a bound
+    if program.is_mip:
+        bound = finite(info.mip_dual_bound)   # None: stopped before a bound
+    else:   # an LP's objective bounds it only at its optimum; a stopped simplex has a feasible point, no bound
+        bound = objective if status == highspy.HighsModelStatus.kOptimal else None
     if bound is not None:
         bound = settle_crossed_bound(program.sense, objective, bound)
     gap = relative_gap(objective, bound)
@@ -854,10 +858,12 @@ def solve_cvxpy(problem: Any, *, extract: Callable[[], Any] | None = None, build
     seconds = time.perf_counter() - tick
     status = problem.status
     base = dict(build_seconds=build_seconds, solve_seconds=seconds, solver=solver.lower(), relaxed=True)
-    if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+    if status == cp.INFEASIBLE:
         return SolveReport(Status.INFEASIBLE, None, None, None, message=status, **base)
-    if status in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
+    if status == cp.UNBOUNDED:
         return SolveReport(Status.UNBOUNDED, None, None, None, message=status, **base)
+    if status in (cp.INFEASIBLE_INACCURATE, cp.UNBOUNDED_INACCURATE):   # suspected, not proven
+        return SolveReport(Status.NO_SOLUTION, None, None, None, message=status, **base)
     if problem.value is None:
         return SolveReport(Status.NO_SOLUTION, None, None, None, message=str(status), **base)
     value = float(problem.value)

@@ -21,6 +21,7 @@ import pandas as pd
 
 from mlsched.exact import exact_sow
 from mlsched.instance.sow import SowInstance
+from mlsched.solve import Status
 
 
 def ratio_interval(opt: np.ndarray, welfare: np.ndarray, weights: np.ndarray, *, exact: bool) -> dict[str, float]:
@@ -56,8 +57,10 @@ def benchmark_columns(instance: SowInstance) -> dict[str, float]:
 
 
 def paired_columns(opt: Any, runs: Any) -> dict[str, float]:
-    """The ratio's 95% interval from E[H] per realization (``opt.schedule``) and the runs' welfare."""
-    if opt.schedule is None or len(opt.schedule) != len(runs.realizations):
+    """The ratio's 95% interval from E[H] per realization (``opt.schedule``) and the runs' welfare;
+    NaN unless every realization's H is proven (``opt`` OPTIMAL): an unsolved realization's entry
+    is 0 and a time-limited one's an incumbent, neither of them H."""
+    if opt.status is not Status.OPTIMAL or opt.schedule is None or len(opt.schedule) != len(runs.realizations):
         return {"ratio_ci_low": math.nan, "ratio_ci_high": math.nan}
     return ratio_interval(np.asarray(opt.schedule, dtype=float), runs.welfare(), runs.realizations.weights,
                           exact=runs.realizations.exact)

@@ -226,7 +226,7 @@ def study_instance(inst: Instance, sysm: System, algorithms: Sequence[str], *, v
             if sysm.paired_columns is not None:
                 row.update(sysm.paired_columns(opt, result))
         row.update(benchmarks)
-        if regret_opt is not None and regret_opt.objective is not None:
+        if regret_opt is not None and regret_opt.status is Status.OPTIMAL:   # an unproven one is no benchmark
             row["hindsight_opt"] = regret_opt.objective
             row["regret"] = regret_opt.objective - row[sysm.score_name]
         rows.append(row)

@@ -106,3 +106,55 @@ def test_an_unproven_hindsight_solve_gets_no_bound(monkeypatch):
     monkeypatch.setattr(ogasched, "hindsight_cvxpy", inaccurate)
     report = exact_ogasched(inst, verify=False)
     assert report.status is Status.FEASIBLE and report.bound is None and report.gap is None
+
+
+def test_regret_needs_a_proven_hindsight_optimum(monkeypatch):
+    from dataclasses import replace
+
+    from mlsched.study import study
+
+    inst = load("ogasched/default-t200-seed0")
+    solve = ogasched.hindsight_cvxpy
+    frame = study([inst], ["ogasched"], progress=False)
+    assert frame["regret"].notna().all()
+    monkeypatch.setattr(ogasched, "hindsight_cvxpy", lambda instance, counts: replace(
+        solve(instance, counts), status=Status.FEASIBLE, bound=None, gap=None, message="optimal_inaccurate"))
+    frame = study([inst], ["ogasched"], progress=False)
+    assert "regret" not in frame or frame["regret"].isna().all()
+    assert "hindsight_opt" not in frame or frame["hindsight_opt"].isna().all()
+
+
+def test_a_stopped_lp_has_no_bound_and_no_infeasible_point():
+    """HiGHS stopped inside an LP: its dual simplex has no feasible point (NO_SOLUTION), its primal
+    simplex a feasible one without a bound (FEASIBLE); the objective is never taken as a bound."""
+    import scipy.sparse as sp
+
+    from mlsched.solve import ArrayProgram, solve_arrays
+
+    rng = np.random.default_rng(0)
+    a = sp.random(300, 400, density=0.05, random_state=1, format="csc")
+    a.data = rng.uniform(0.1, 1, a.nnz)
+    program = ArrayProgram(cost=rng.uniform(0, 1, 400), col_lower=np.zeros(400), col_upper=np.full(400, 10.0),
+                           row_lower=np.full(300, -np.inf), row_upper=rng.uniform(1, 5, 300), a_start=a.indptr,
+                           a_index=a.indices, a_value=a.data, integer=False, sense="max")
+    optimum = solve_arrays(program)
+    assert optimum.status is Status.OPTIMAL and optimum.bound == optimum.objective
+    for strategy in (1, 4):   # dual, primal simplex
+        report = solve_arrays(program, simplex_iteration_limit=5, simplex_strategy=strategy)
+        assert report.status in (Status.NO_SOLUTION, Status.FEASIBLE) and report.bound is None
+        if report.schedule is not None:
+            assert (a @ report.schedule <= program.row_upper + 1e-7).all()
+            assert report.objective <= optimum.objective + 1e-9
+
+
+def test_a_cross_check_without_an_answer_is_no_disagreement(monkeypatch):
+    import mlsched.exact as exact
+
+    inst = load("ogasched/default-t200-seed0")
+    checked = exact_ogasched(inst)
+    assert checked.status is Status.OPTIMAL and checked.verified is True
+    monkeypatch.setattr(exact, "solve", lambda built, **options: SolveReport(
+        Status.NO_SOLUTION, None, None, None, 0.0, 0.0, "highs", False, message="scripted"))
+    report = exact_ogasched(inst)
+    assert report.status is Status.OPTIMAL and report.verified is None
+    assert report.objective == checked.objective and "not cross-certified: highs ended no_solution" in report.message

@@ -417,3 +417,25 @@ def test_o1_refusal_names_what_o1_cannot_take():
     assert o1_refusal(sliced, pool=True) is None
     with pytest.raises(UsageError, match="defined for single-job apps"):
         offline_data(sliced, slot=600.0)
+
+
+def test_an_unproven_sum_of_completions_resolve_is_said(monkeypatch):
+    """The lexicographic re-solve stopped with an incumbent: its schedule keeps the proven max rho,
+    and the message says that the least sum of completions is not proven."""
+    from dataclasses import replace
+
+    from mlsched.formulations import themis_offline
+
+    machines, apps, t_id, slot, horizon = random_case(0)
+    inst = make_instance(machines, [make_app(f"a{i}", a, w, d, s, s3) for i, (a, w, d, s, s3) in enumerate(apps)])
+    proven = solve_offline(inst, t_id=[float(v) for v in t_id], slot=float(slot), horizon=horizon)
+    assert proven.status is Status.OPTIMAL and "re-solve" not in proven.message
+    for program in (themis_offline._ModelO1, themis_offline._ArraysO1):
+        resolve = program.resolve
+
+        def stopped(self, rho_star, start, seconds, resolve=resolve):
+            return replace(resolve(self, rho_star, start, seconds), status=Status.FEASIBLE, message="time limit")
+        monkeypatch.setattr(program, "resolve", stopped)
+    result = solve_offline(inst, t_id=[float(v) for v in t_id], slot=float(slot), horizon=horizon)
+    assert result.status is Status.OPTIMAL and result.max_rho == pytest.approx(proven.max_rho, abs=1e-9)
+    assert "sum-of-completions re-solve: feasible time limit" in result.message

@@ -783,7 +783,8 @@ def _settled(tables: Sequence[BidTable], kept: Sequence[Sequence[int]], phi: Seq
     own = [phi[i][b] for i, b in enumerate(rows)]
     payments, without = hidden_payments(sum(own), own, [bool(tables[i][b][0]) for i, b in enumerate(rows)],
                                         optimum_without)
-    lp = math.nan if program is None else solve_arrays(replace(program, integer=False), watched=False).objective
+    relaxation = None if program is None else solve_arrays(replace(program, integer=False), watched=False)
+    lp = relaxation.objective if relaxation is not None and relaxation.status is Status.OPTIMAL else math.nan
     return AuctionResult(phi_star=sum(own), rows=[kept[i][b] for i, b in enumerate(rows)],
                          bundles=[tables[i][b][0] for i, b in enumerate(rows)],
                          payments=payments, phi_without=without, lp_bound=float(lp))

@@ -656,9 +656,9 @@ def solve_offline(instance: ThemisInstance, *, t_id: Sequence[float] | Mapping[s
             with budget.step("sum-of-completions re-solve without the start", 1.0) as seconds:
                 second = _without_start(program.resolve(rho_star, None, seconds), second, _sum_of_completions)
         reports.append(second)
-        if second.has_solution:
+        if second.has_solution:   # every solution keeps max rho <= rho*: the max rho stays proven
             schedule = second.schedule
-        else:
+        if second.status is not Status.OPTIMAL:   # the least sum of completions among them is not
             message = f"sum-of-completions re-solve: {second.status.value} {second.message}".strip()
     max_rho = _max_rho(data, tid, schedule)
     if bound is not None:
