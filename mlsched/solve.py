@@ -747,6 +747,17 @@ def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, pres
     seconds = time.perf_counter() - tick
     if status == highspy.HighsModelStatus.kInfeasible:
         return SolveReport(Status.INFEASIBLE, None, None, None, 0.0, seconds, solver="highs", relaxed=not program.is_mip)
+    no_finite = {highspy.HighsModelStatus.kUnbounded: Status.UNBOUNDED,
+                 highspy.HighsModelStatus.kUnboundedOrInfeasible: Status.INFEASIBLE_OR_UNBOUNDED}.get(status)
+    if no_finite is not None:
+        return SolveReport(no_finite, None, None, None, 0.0, seconds, solver="highs", relaxed=not program.is_mip,
+                           message=h.modelStatusToString(status))
+    if status == highspy.HighsModelStatus.kModelEmpty:   # no columns: every row's activity is 0 (HiGHS checks no row)
+        if np.all(program.row_lower <= 0.0) and np.all(program.row_upper >= 0.0):
+            return SolveReport(Status.OPTIMAL, 0.0, 0.0, 0.0, 0.0, seconds, solver="highs", relaxed=not program.is_mip,
+                               schedule=np.zeros(0))
+        return SolveReport(Status.INFEASIBLE, None, None, None, 0.0, seconds, solver="highs", relaxed=not program.is_mip,
+                           message="no columns, and a row whose bounds exclude 0")
     if info.primal_solution_status != FEASIBLE_POINT:   # none, or an infeasible point (an LP stopped in phase 1)
         bound = info.mip_dual_bound if program.is_mip and abs(info.mip_dual_bound) < highspy.kHighsInf else None
         return SolveReport(Status.NO_SOLUTION, None, bound, None, 0.0, seconds, solver="highs",

@@ -158,3 +158,21 @@ def test_a_cross_check_without_an_answer_is_no_disagreement(monkeypatch):
     report = exact_ogasched(inst)
     assert report.status is Status.OPTIMAL and report.verified is None
     assert report.objective == checked.objective and "not cross-certified: highs ended no_solution" in report.message
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_array_programs_without_a_finite_optimum_or_without_columns(integer):
+    from dataclasses import replace
+
+    from mlsched.solve import ArrayProgram, solve_arrays
+
+    free = ArrayProgram(cost=np.array([1.0]), col_lower=np.zeros(1), col_upper=np.full(1, np.inf),
+                        row_lower=np.array([-np.inf]), row_upper=np.array([np.inf]), a_start=np.array([0, 1]),
+                        a_index=np.array([0]), a_value=np.array([1.0]), integer=integer, sense="max")
+    assert solve_arrays(free).status in (Status.UNBOUNDED, Status.INFEASIBLE_OR_UNBOUNDED)
+    empty = replace(free, cost=np.zeros(0), col_lower=np.zeros(0), col_upper=np.zeros(0), a_start=np.array([0]),
+                    a_index=np.zeros(0, dtype=np.int64), a_value=np.zeros(0), row_lower=np.array([-1.0]),
+                    row_upper=np.array([2.0]))
+    report = solve_arrays(empty)
+    assert report.status is Status.OPTIMAL and report.objective == 0.0 == report.bound
+    assert solve_arrays(replace(empty, row_lower=np.array([1.0]))).status is Status.INFEASIBLE
