@@ -27,10 +27,12 @@ def check_run(run: ThemisRun) -> list[str]:
             problems.append(f"app {h.app} holds unknown GPU {h.gpu}")
             continue
         app = inst.apps[h.app]
-        if h.start < app.arrival - TIME_TOL or h.end > run.finish[h.app] + TIME_TOL or h.end < h.start:
+        if (h.start < app.arrival - TIME_TOL or h.end > run.finish[h.app] + TIME_TOL or h.end < h.start
+                or not (math.isfinite(h.start) and math.isfinite(h.end))):
             problems.append(f"app {h.app} holds GPU {h.gpu} over [{h.start}, {h.end}] outside its lifetime")
-        by_gpu[h.gpu].append((h.start, h.end, h.app))
-        by_app_gpu[h.app, h.gpu].append((h.start, h.end))
+        if math.isfinite(h.start) and math.isfinite(h.end):
+            by_gpu[h.gpu].append((h.start, h.end, h.app))
+            by_app_gpu[h.app, h.gpu].append((h.start, h.end))
     for gpu, spans in by_gpu.items():
         spans.sort()
         for (_, e0, a0), (s1, _, a1) in zip(spans, spans[1:]):
@@ -46,7 +48,8 @@ def _demand(run: ThemisRun) -> list[str]:
     out = []
     events: dict[int, list[tuple[float, int]]] = defaultdict(list)
     for h in run.holdings:
-        events[h.app] += [(h.start, 1), (h.end, -1)]
+        if math.isfinite(h.start) and math.isfinite(h.end):
+            events[h.app] += [(h.start, 1), (h.end, -1)]
     for a, evs in events.items():
         held = np.cumsum([d for _, d in sorted(evs, key=lambda e: (e[0], e[1]))])
         if held.size and held.max() > run.instance.apps[a].demand:
@@ -91,6 +94,13 @@ def _jobs(run: ThemisRun, by_app_gpu: dict[tuple[int, int], list[tuple[float, fl
         job = app.phases[iv.phase][iv.job]
         if len(iv.gpus) > job.cap:
             out.append(f"{_job(iv)} runs on {len(iv.gpus)} GPUs, above its cap {job.cap}")
+        due = min(iv.start + run.options.restart_overhead, iv.end)
+        if not all(map(math.isfinite, (iv.start, iv.end, iv.resume))):
+            out.append(f"{_job(iv)} has a time that is not finite")
+        elif iv.end < iv.start - TIME_TOL:
+            out.append(f"{_job(iv)} ends before it starts")
+        if all(map(math.isfinite, (iv.start, iv.end, iv.resume))) and abs(iv.resume - due) > TIME_TOL:
+            out.append(f"{_job(iv)} progresses from {iv.resume}, not from {due}")
         unknown = sorted(g for g in iv.gpus if not 0 <= g < inst.num_gpus)
         for g in unknown:
             out.append(f"{_job(iv)} runs on unknown GPU {g}")
@@ -107,7 +117,8 @@ def _jobs(run: ThemisRun, by_app_gpu: dict[tuple[int, int], list[tuple[float, fl
         for g in iv.gpus:
             if not _covered(held.get((iv.app, g), ([], [])), iv.start, iv.end):
                 out.append(f"{_job(iv)} runs on GPU {g} over [{iv.start}, {iv.end}] without holding it")
-        delivered[iv.app, iv.phase, iv.job] += max(0.0, iv.end - iv.resume) * len(iv.gpus) * iv.speed / iv.slowdown
+        gained = max(0.0, iv.end - iv.resume) * len(iv.gpus) * iv.speed / iv.slowdown
+        delivered[iv.app, iv.phase, iv.job] += gained if math.isfinite(gained) else 0.0
         span = phase_span.setdefault((iv.app, iv.phase), [math.inf, -math.inf])
         if iv.start < span[0]:
             span[0] = iv.start

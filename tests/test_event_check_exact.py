@@ -51,7 +51,7 @@ def forge(run: ThemisRun, rng: np.random.Generator) -> ThemisRun:
     holdings, jobs, finish = list(run.holdings), list(run.jobs), run.finish.copy()
     gpus = run.instance.num_gpus
     for _ in range(int(rng.integers(1, 4))):
-        kind = int(rng.integers(12))
+        kind = int(rng.integers(13))
         h = int(rng.integers(len(holdings)))
         j = int(rng.integers(len(jobs)))
         if kind == 0:     # an unknown GPU id
@@ -83,6 +83,8 @@ def forge(run: ThemisRun, rng: np.random.Generator) -> ThemisRun:
         elif kind == 10:  # a wrong finish
             a = int(rng.integers(len(finish)))
             finish[a] += float(rng.choice([-50.0, 1e-4, 50.0]))
+        elif kind == 12:  # progress credited from another time than the interval's start plus its overhead
+            jobs[j] = jobs[j]._replace(resume=jobs[j].resume + float(rng.choice([-1e3, -1e-7, 1e-7, float("nan")])))
         else:             # a holding split in two touching or nearly touching spans
             g = holdings.pop(h)
             middle = (g.start + g.end) / 2
@@ -114,3 +116,29 @@ def test_each_kind_of_problem_is_reported():
     assert any("is not the end of its last job" in p for p in same_problems(empty))
     unheld = dataclasses.replace(run, holdings=[])
     assert sum("without holding it" in p for p in same_problems(unheld)) == sum(len(iv.gpus) for iv in run.jobs)
+
+
+@pytest.mark.parametrize("overhead", [0.0, 30.0])
+def test_work_before_its_start_or_restart_and_times_that_are_not_finite_are_reported(overhead):
+    """An interval credited with work before it starts, or before its restart overhead ends, and
+    times that are not finite (they would silence every comparison) are problems in both checkers."""
+    run = simulate(instance(21), Themis(), SimOptions(lease=200.0, restart_overhead=overhead))
+    assert same_problems(run) == []
+    iv = max(range(len(run.jobs)), key=lambda k: run.jobs[k].end - run.jobs[k].start)
+    long = run.jobs[iv]
+    forgeries = {
+        "progresses from": long._replace(resume=long.start - 1e6),
+        "has a time that is not finite": long._replace(resume=float("nan")),
+        "ends before it starts": long._replace(end=long.start - 5.0, resume=long.start - 5.0),
+    }
+    if overhead:
+        forgeries["progresses from "] = long._replace(resume=long.start)   # the overhead not paid
+    for claim, forged in forgeries.items():
+        jobs = [*run.jobs[:iv], forged, *run.jobs[iv + 1:]]
+        problems = same_problems(dataclasses.replace(run, jobs=jobs))
+        assert any(claim.strip() in p for p in problems), claim
+    nan_start = dataclasses.replace(run, jobs=[*run.jobs[:iv], long._replace(start=float("nan")), *run.jobs[iv + 1:]])
+    assert any("not finite" in p for p in same_problems(nan_start))
+    h = run.holdings[0]
+    nan_holding = dataclasses.replace(run, holdings=[h._replace(start=float("nan")), *run.holdings[1:]])
+    assert any("outside its lifetime" in p for p in same_problems(nan_holding))

@@ -8,6 +8,8 @@ instance, without the engine's state:
 - each job interval runs on existing GPUs its app holds throughout, at most the job's cap, disjoint from
   the app's other jobs running at the same time, with the slowdown s[level(G)] of its placement
   and the app's speed on the slowest GPU type of G (heterogeneous clusters);
+- every time is finite; a job interval ends no earlier than it starts, and progresses from its
+  resume time, min(start + restart overhead, end), since every interval starts on a new GPU set (A18);
 - phases run in order, every job's work is delivered (sum of (end - resume) |G| speed / S), and the
   app's finish is the end of its last job.
 
@@ -43,13 +45,15 @@ class RunViolation(MlschedError):
 
 
 class _Holdings:
-    """The record's holdings as columns; ``known``: the GPU id exists."""
+    """The record's holdings as columns; ``known``: the GPU id exists; ``usable``: known, with
+    finite times (a holding with a time that is not finite is reported and otherwise ignored)."""
 
     def __init__(self, run: ThemisRun) -> None:
         records = run.holdings
         self.app, self.gpu = (_column(records, Holding._fields.index(f), np.int64) for f in ("app", "gpu"))
         self.start, self.end = (_column(records, Holding._fields.index(f), float) for f in ("start", "end"))
         self.known = (self.gpu >= 0) & (self.gpu < run.instance.num_gpus)
+        self.usable = self.known & np.isfinite(self.start) & np.isfinite(self.end)
 
 
 def _column(records: list, field: int, dtype: type) -> np.ndarray:
@@ -67,13 +71,14 @@ def _holding_problems(run: ThemisRun, h: _Holdings) -> list[str]:
     inst = run.instance
     arrival = np.array([a.arrival for a in inst.apps], dtype=float)
     app = np.where(h.known, h.app, 0)
-    outside = h.known & ((h.start < arrival[app] - TIME_TOL) | (h.end > run.finish[app] + TIME_TOL) | (h.end < h.start))
+    outside = h.known & ((h.start < arrival[app] - TIME_TOL) | (h.end > run.finish[app] + TIME_TOL) | (h.end < h.start)
+                         | ~np.isfinite(h.start) | ~np.isfinite(h.end))
     out = []
     for i in np.flatnonzero(~h.known | outside):
         r = run.holdings[i]
         out.append(f"app {r.app} holds unknown GPU {r.gpu}" if not h.known[i] else
                    f"app {r.app} holds GPU {r.gpu} over [{r.start}, {r.end}] outside its lifetime")
-    rows = np.flatnonzero(h.known)
+    rows = np.flatnonzero(h.usable)
     for first, second in _overlapping(h.gpu[rows], h.start[rows], h.end[rows], h.app[rows]):
         a, b = run.holdings[rows[first]], run.holdings[rows[second]]
         out.append(f"GPU {b.gpu} held by apps {a.app} and {b.app} at once near t = {b.start}")
@@ -93,11 +98,12 @@ def _overlapping(key: np.ndarray, start: np.ndarray, end: np.ndarray,
 def _demand(run: ThemisRun, h: _Holdings) -> list[str]:
     """Sweep each app's holdings, releases before grants at the same time: never more than D_a at
     once. Each app's grants and releases cancel, so the running sum over apps in turn is each app's."""
-    if not h.app.size:
+    finite = np.isfinite(h.start) & np.isfinite(h.end)
+    if not finite.any():
         return []
-    app = np.concatenate([h.app, h.app])
-    time = np.concatenate([h.start, h.end])
-    step = np.concatenate([np.ones(h.app.size, np.int64), -np.ones(h.app.size, np.int64)])
+    app = np.concatenate([h.app[finite], h.app[finite]])
+    time = np.concatenate([h.start[finite], h.end[finite]])
+    step = np.concatenate([np.ones(finite.sum(), np.int64), -np.ones(finite.sum(), np.int64)])
     order = np.lexsort((step, time, app))
     held, app = np.cumsum(step[order]), app[order]
     firsts = np.flatnonzero(np.r_[True, app[1:] != app[:-1]])
@@ -134,6 +140,7 @@ def _jobs(run: ThemisRun, h: _Holdings) -> list[str]:
     jobs = _Jobs(run)
     out = [f"{_job(run.jobs[i])} runs on {jobs.size[i]} GPUs, above its cap {jobs.cap[jobs.flat_job[i]]}"
            for i in np.flatnonzero(jobs.size > jobs.cap[jobs.flat_job])]
+    out += _timing(run, jobs)
     out += _physics(run, jobs)
     out += _coverage(run, jobs, h)
     out += _delivery(run, jobs)
@@ -178,6 +185,18 @@ def _isclose(a: np.ndarray, b: np.ndarray, rel_tol: float, abs_tol: float) -> np
         return (a == b) | (np.isfinite(apart) & (apart <= allowed))
 
 
+def _timing(run: ThemisRun, jobs: _Jobs) -> list[str]:
+    """Finite times; an interval ends no earlier than it starts; it progresses from
+    min(start + restart overhead, end) on, no earlier and no later."""
+    finite = np.isfinite(jobs.start) & np.isfinite(jobs.end) & np.isfinite(jobs.resume)
+    due = np.minimum(jobs.start + run.options.restart_overhead, jobs.end)
+    out = [f"{_job(run.jobs[i])} has a time that is not finite" for i in np.flatnonzero(~finite)]
+    out += [f"{_job(run.jobs[i])} ends before it starts" for i in np.flatnonzero(finite & (jobs.end < jobs.start - TIME_TOL))]
+    out += [f"{_job(run.jobs[i])} progresses from {run.jobs[i].resume}, not from {due[i]}"
+            for i in np.flatnonzero(finite & (np.abs(jobs.resume - due) > TIME_TOL))]
+    return out
+
+
 def _coverage(run: ThemisRun, jobs: _Jobs, h: _Holdings) -> list[str]:
     """Each (interval, GPU) within one merged span of the app's holding of that GPU; no two jobs of
     an app on one GPU at once."""
@@ -186,7 +205,7 @@ def _coverage(run: ThemisRun, jobs: _Jobs, h: _Holdings) -> list[str]:
     low = min(0, int(gpu.min(initial=0)))
     width = max(run.instance.num_gpus, int(gpu.max(initial=0)) + 1) - low
     key = jobs.app[row] * width + (gpu - low)
-    held = np.flatnonzero(h.known)
+    held = np.flatnonzero(h.usable)
     span_key, span_start, span_end = _merged(h.app[held] * width + (h.gpu[held] - low), h.start[held], h.end[held])
     span = _last_at_or_before(span_key, span_start, key, jobs.start[row] + TIME_TOL)
     covered = span >= 0
@@ -235,6 +254,7 @@ def _delivery(run: ThemisRun, jobs: _Jobs) -> list[str]:
     """Every job's work delivered; phases in order; each app's finish at the end of its last job."""
     apps = run.instance.apps
     gained = np.maximum(0.0, jobs.end - jobs.resume) * jobs.size * jobs.speed / jobs.slowdown
+    gained[~np.isfinite(gained)] = 0.0   # an interval with a time that is not finite delivers nothing
     delivered = np.bincount(jobs.flat_job, weights=gained, minlength=jobs.work.size)
     out = []
     for f in np.flatnonzero(delivered < jobs.work * (1 - WORK_TOL)):
@@ -243,8 +263,8 @@ def _delivery(run: ThemisRun, jobs: _Jobs) -> list[str]:
     phases = jobs.phase_first[-1]
     ran = np.bincount(jobs.flat_phase, minlength=phases) > 0
     first, last = np.full(phases, math.inf), np.full(phases, -math.inf)
-    np.minimum.at(first, jobs.flat_phase, jobs.start)
-    np.maximum.at(last, jobs.flat_phase, jobs.end)
+    np.fmin.at(first, jobs.flat_phase, jobs.start)   # a time that is not finite is reported by _timing
+    np.fmax.at(last, jobs.flat_phase, jobs.end)
     for a, app in enumerate(apps):
         base = jobs.phase_first[a]
         for p in range(1, len(app.phases)):
