@@ -18,7 +18,7 @@ from mlsched.errors import UsageError
 from mlsched.exact import exact_astraea
 from mlsched.formulations import astraea
 from mlsched.formulations.astraea import Config
-from mlsched.instance import dumps, loads
+from mlsched.instance import dumps, load, loads
 from mlsched.instance.multi_tenant import duration
 from mlsched.instance.parameter_server import eq1_rates
 from mlsched.sim.multi_tenant_check import TenantSchedule, check, realized_utilities
@@ -289,3 +289,25 @@ def test_a_start_is_renumbered_onto_the_identical_servers_order():
 def test_an_unknown_tightening_is_refused():
     with pytest.raises(UsageError, match="tightening 'cuts'"):
         astraea.build(o1(), tightenings=("cuts",))
+
+
+def test_checker_requires_whole_slots_workers_and_ps():
+    """(3o): a start at slot 10.5 would overlap a full slot unseen by the capacity sweep and end
+    half a slot earlier; half workers or PS are no allocation either."""
+    import copy
+
+    from mlsched.online.astraea.policy import Astraea
+
+    inst = load("multi-tenant/ex")
+    schedule = Astraea().run(inst).schedule
+    assert check(inst, schedule, online=True) == []
+    for field, value in (("start", 10.5), ("workers", np.nan), ("ps", 0.5)):
+        forged = copy.deepcopy(schedule)
+        values = getattr(forged, field).astype(float)
+        if field == "start":
+            values[2] = value
+        else:
+            values[3, 0] += value
+        setattr(forged, field, values)
+        problems = check(inst, forged, online=True)
+        assert problems and all("not whole numbers (3o)" in p for p in problems), field

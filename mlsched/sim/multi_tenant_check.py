@@ -5,7 +5,7 @@ holds in every slot of its run: workers ``workers[j, s]`` and PS ``ps[j, s]`` (Â
 preemption, no migration). The checker reads the instance and the schedule alone: it derives the
 placement mode zeta from where the workers and PS are, recomputes the duration d_j(W, zeta) from
 the instance's rates, and checks release, horizon, the worker bound D_j (3e), at least one PS (3g),
-the bandwidth rule (3i) read as in the spec ([P-fix]: every server hosting a PS covers the workers
+whole numbers throughout (3o), the bandwidth rule (3i) read as in the spec ([P-fix]: every server hosting a PS covers the workers
 on the other servers; the PS count of :mod:`mlsched.instance.parameter_server`, the family's physics) and the servers' capacities in every slot (3c), (3d), checked at the slots where runs start (the
 only slots where a server's use can rise), so a run far out in time costs nothing.
 """
@@ -65,6 +65,10 @@ def check(instance: MultiTenantInstance, schedule: TenantSchedule, horizon: int 
     n_jobs, n_servers = instance.num_jobs, len(instance.servers)
     if schedule.workers.shape != (n_jobs, n_servers) or schedule.ps.shape != (n_jobs, n_servers):
         return [f"allocation shape {schedule.workers.shape} / {schedule.ps.shape}, expected {(n_jobs, n_servers)}"]
+    whole = [label for label, values in (("start slot", schedule.start), ("workers", schedule.workers), ("PS", schedule.ps))
+             if not np.all(np.isfinite(values)) or np.any(np.asarray(values) != np.round(values))]
+    if whole:   # (3o): every later rule counts slots, workers and PS in whole units
+        return [f"{label} values that are not whole numbers (3o)" for label in whole]
     if (schedule.workers < 0).any() or (schedule.ps < 0).any() or (schedule.start < 0).any():
         problems.append("negative workers, PS or start slot")
     ends = schedule.completions(instance)
