@@ -401,3 +401,15 @@ def test_a_bundle_filled_by_probabilities_summing_to_d_max_is_closed() -> None:
     last = out.jobs[10]
     assert last.plan[(3, 1)] == 4 and last.status == "completed" and last.start == 4 and last.payment == 4.0
     assert out.welfare == 32.0
+
+
+def test_checker_catches_a_value_that_is_not_a_number_and_a_negative_estimated_utility() -> None:
+    inst = t3_instance()
+    runs = run_sow(inst, SowMechanism())
+    real, out = runs.realizations.row(0), runs.outcomes[0]
+    assert sow_check.check(inst, real, out) == []
+    done = next(j for j in out.jobs if j.status == "completed")
+    value, done.value = done.value, math.nan
+    assert any("value nan" in p for p in sow_check.check(inst, real, out))
+    done.value, done.estimated_utility = value, -0.5
+    assert any("estimated utility -0.5 is negative (T11)" in p for p in sow_check.check(inst, real, out))

@@ -11,6 +11,7 @@ Per job, from its recorded plan, start, status, removal round and announced pric
   * the load of the jobs that ran in round r (completed: s..c; evicted at e: s..e - 1) is <= C;
   * LIFO (when the run says so): at each round r, with the active jobs in birth order and P_j(r) the
     committed load of those up to j that run or start at r, job j is removed at r iff P_j(r) > C;
+  * every job's plan has an estimated utility U_hat(pi_j) >= 0 (T11);
   * welfare = revenue + the sum of utilities.
 """
 
@@ -36,6 +37,8 @@ def check(instance: SowInstance, realization: Any, outcome: Any) -> list[str]:
         width = job.reported.width
         planned = out.plan.get((a, sig), "outside")
         where = f"job {job.id}"
+        if not out.estimated_utility >= -TOL:   # NaN-safe
+            problems.append(f"{where}: its plan's estimated utility {out.estimated_utility:.12g} is negative (T11)")
         if out.status in _ENDED_AT_ARRIVAL and out.start is None:
             expected = "outside_support" if planned == "outside" else "not_launched"
             if out.status != expected or (planned not in (None, "outside")):
@@ -60,7 +63,7 @@ def check(instance: SowInstance, realization: Any, outcome: Any) -> list[str]:
                 problems.append(f"{where}: completes at {out.completion}, expected {c} (<= T = {T})")
             value = job.sow.value(job.birth, c) if width >= job.width else 0.0
             price = float(out.prices[out.start, l - 1])
-            if abs(out.value - value) > TOL:
+            if not abs(out.value - value) <= TOL:   # NaN-safe
                 problems.append(f"{where}: value {out.value:.12g}, v(c) is {value:.12g}")
             if not abs(out.payment - price) <= TOL * max(1.0, abs(price)):
                 problems.append(f"{where}: pays {out.payment:.12g}, the announced price is {price:.12g}")
