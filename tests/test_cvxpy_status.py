@@ -176,3 +176,33 @@ def test_array_programs_without_a_finite_optimum_or_without_columns(integer):
     report = solve_arrays(empty)
     assert report.status is Status.OPTIMAL and report.objective == 0.0 == report.bound
     assert solve_arrays(replace(empty, row_lower=np.array([1.0]))).status is Status.INFEASIBLE
+
+
+@pytest.mark.parametrize("status", [cp.INFEASIBLE_INACCURATE, cp.UNBOUNDED_INACCURATE])
+def test_a_suspected_infeasible_or_unbounded_program_is_not_proven_so(status):
+    report = solve_cvxpy(_Scripted(status, status), solver="SCS")
+    assert report.status is Status.NO_SOLUTION and report.message == status
+
+
+def test_the_differential_tool_takes_an_unproven_benchmark_as_no_value():
+    import math
+
+    from mlsched.differential import _value
+
+    assert _value(SolveReport(Status.OPTIMAL, 2.0, 2.0, 0.0, 0.0, 0.0, "highs", True)) == 2.0
+    for status, objective in ((Status.FEASIBLE, 2.0), (Status.NO_SOLUTION, None), (Status.ERROR, None)):
+        assert math.isnan(_value(SolveReport(status, objective, None, None, 0.0, 0.0, "highs", True)))
+
+
+def test_an_auction_whose_lp_is_not_solved_reports_no_lp_bound(monkeypatch):
+    import math
+
+    from mlsched.formulations import themis
+
+    tables = [[(frozenset(), 1.0), (frozenset({0}), 0.5), (frozenset({0, 1}), 0.4)],
+              [(frozenset(), 1.0), (frozenset({1}), 0.25)]]
+    assert not math.isnan(themis.pa_auction(tables, [0, 1]).lp_bound)
+    solve = themis.solve_arrays
+    monkeypatch.setattr(themis, "solve_arrays", lambda program, **options: solve(program, **options) if program.is_mip
+                        else SolveReport(Status.NO_SOLUTION, None, None, None, 0.0, 0.0, "highs", True))
+    assert math.isnan(themis.pa_auction(tables, [0, 1]).lp_bound)
