@@ -42,7 +42,6 @@ VERIFY_MAX_INTEGERS = 5000   # verify="auto": cross-certify integer models up to
 HIGHS_SHARE_WHEN_VERIFYING = 0.5   # of a time limit, when a verifier must run within the same limit
 MIN_VERIFY_SECONDS = 1.0   # the verifier's floor when HiGHS used up the limit (the stated overshoot)
 CLARABEL_RETRY = {"iterative_refinement_reltol": 1e-14}   # Clarabel's default 1e-13, for an inaccurate solve's retry
-FEASIBLE_POINT = 2   # HiGHS's primal_solution_status of a feasible point (0: none, 1: an infeasible point)
 CROSSED_BOUND_TOL = 1e-6   # HiGHS's bound may sit this far past its own incumbent (its tolerances are 1e-7..1e-6)
 _THREADS: int | None = None   # HiGHS threads of every solve in this process (set_solver_threads)
 _POOL_THREADS: int | None = None   # the thread count HiGHS's process-wide pool was last started with here
@@ -535,17 +534,10 @@ def highs_file_solve(h: Any, name: str) -> FileSolve:
 
     status = h.getModelStatus()
     kinds = highspy.HighsModelStatus
-    no_finite = {kinds.kInfeasible: Status.INFEASIBLE, kinds.kUnbounded: Status.UNBOUNDED,
-                 kinds.kUnboundedOrInfeasible: Status.INFEASIBLE_OR_UNBOUNDED}
-    if status in no_finite:
-        return FileSolve(no_finite[status], None, None, name, {})
+    verdict = _without_a_point(h)
+    if verdict is not None:
+        return FileSolve(verdict[0], verdict[1], verdict[1], name, {}, message=verdict[2])
     text = h.modelStatusToString(status)
-    if status == kinds.kModelEmpty:
-        lp = h.getLp()
-        rows_hold = bool(np.all(np.asarray(lp.row_lower_) <= 0) and np.all(np.asarray(lp.row_upper_) >= 0))
-        if not rows_hold:
-            return FileSolve(Status.INFEASIBLE, None, None, name, {}, message="a row without columns excludes 0")
-        return FileSolve(Status.OPTIMAL, lp.offset_, lp.offset_, name, {})
     if status in (kinds.kModelError, kinds.kLoadError, kinds.kPresolveError, kinds.kSolveError,
                   kinds.kPostsolveError, kinds.kMemoryLimit):
         return FileSolve(Status.ERROR, None, None, name, {}, message=f"HiGHS: {text}")
@@ -562,6 +554,27 @@ def highs_file_solve(h: Any, name: str) -> FileSolve:
     proven = status == kinds.kOptimal and (gap is None or gap <= EXACT_REL_GAP)
     return FileSolve(Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound, name, values,
                      message="" if proven else f"stopped ({text})")
+
+
+def _without_a_point(h: Any) -> tuple[Status, float | None, str] | None:
+    """(status, objective, message) of a HiGHS run that has no point to read: infeasible,
+    unbounded and infeasible-or-unbounded as they are; an empty model (no columns, every row's
+    activity 0) optimal at its objective's constant when its rows hold 0, else infeasible (HiGHS's
+    "empty model" checks no row). None otherwise."""
+    import highspy
+
+    status = h.getModelStatus()
+    kinds = highspy.HighsModelStatus
+    no_finite = {kinds.kInfeasible: Status.INFEASIBLE, kinds.kUnbounded: Status.UNBOUNDED,
+                 kinds.kUnboundedOrInfeasible: Status.INFEASIBLE_OR_UNBOUNDED}
+    if status in no_finite:
+        return no_finite[status], None, ""
+    if status == kinds.kModelEmpty:
+        lp = h.getLp()
+        if np.all(np.asarray(lp.row_lower_) <= 0) and np.all(np.asarray(lp.row_upper_) >= 0):
+            return Status.OPTIMAL, float(lp.offset_), ""
+        return Status.INFEASIBLE, None, "a row without columns excludes 0"
+    return None
 
 
 @dataclass
@@ -745,20 +758,13 @@ def solve_arrays(program: ArrayProgram, *, time_limit: float | None = None, pres
     status = h.getModelStatus()
     info = h.getInfo()
     seconds = time.perf_counter() - tick
-    if status == highspy.HighsModelStatus.kInfeasible:
-        return SolveReport(Status.INFEASIBLE, None, None, None, 0.0, seconds, solver="highs", relaxed=not program.is_mip)
-    no_finite = {highspy.HighsModelStatus.kUnbounded: Status.UNBOUNDED,
-                 highspy.HighsModelStatus.kUnboundedOrInfeasible: Status.INFEASIBLE_OR_UNBOUNDED}.get(status)
-    if no_finite is not None:
-        return SolveReport(no_finite, None, None, None, 0.0, seconds, solver="highs", relaxed=not program.is_mip,
-                           message=h.modelStatusToString(status))
-    if status == highspy.HighsModelStatus.kModelEmpty:   # no columns: every row's activity is 0 (HiGHS checks no row)
-        if np.all(program.row_lower <= 0.0) and np.all(program.row_upper >= 0.0):
-            return SolveReport(Status.OPTIMAL, 0.0, 0.0, 0.0, 0.0, seconds, solver="highs", relaxed=not program.is_mip,
-                               schedule=np.zeros(0))
-        return SolveReport(Status.INFEASIBLE, None, None, None, 0.0, seconds, solver="highs", relaxed=not program.is_mip,
-                           message="no columns, and a row whose bounds exclude 0")
-    if info.primal_solution_status != FEASIBLE_POINT:   # none, or an infeasible point (an LP stopped in phase 1)
+    verdict = _without_a_point(h)
+    if verdict is not None:
+        status_of, objective, message = verdict
+        return SolveReport(status_of, objective, objective, None if objective is None else 0.0, 0.0, seconds,
+                           solver="highs", relaxed=not program.is_mip, message=message,
+                           schedule=None if objective is None else np.zeros(0))
+    if info.primal_solution_status != highspy.SolutionStatus.kSolutionStatusFeasible:   # none, or an infeasible point
         bound = info.mip_dual_bound if program.is_mip and abs(info.mip_dual_bound) < highspy.kHighsInf else None
         return SolveReport(Status.NO_SOLUTION, None, bound, None, 0.0, seconds, solver="highs",
                            relaxed=not program.is_mip, bound_source=None if bound is None else "milp",
