@@ -13,7 +13,7 @@ from collections import defaultdict
 import numpy as np
 
 from mlsched.instance.themis_physics import slowdown, speed
-from mlsched.sim.event_check import TIME_TOL, WORK_TOL
+from mlsched.sim.event_check import T_ID_TOL, TIME_TOL, WORK_TOL
 from mlsched.sim.themis_run import JobInterval, ThemisRun
 
 
@@ -40,7 +40,28 @@ def check_run(run: ThemisRun) -> list[str]:
                 problems.append(f"GPU {gpu} held by apps {a0} and {a1} at once near t = {s1}")
     problems += _demand(run)
     problems += _jobs(run, by_app_gpu)
+    problems += _fairness(run)
     return problems
+
+
+def _fairness(run: ThemisRun) -> list[str]:
+    """Each app's T_id against W / min(R_C, D) N_avg (exact_share: W / min(R_C / N_avg, D)), N_avg
+    summed app by app: the overlap of every app's lifetime with this one's, over its length."""
+    inst = run.instance
+    lifetimes = [(app.arrival, float(end)) for app, end in zip(inst.apps, run.finish)]
+    if not all(math.isfinite(end) and end > start for start, end in lifetimes):
+        return []
+    out = []
+    for a, (app, (start, end)) in enumerate(zip(inst.apps, lifetimes)):
+        n_avg = sum(max(0.0, min(end, other_end) - max(start, other_start))
+                    for other_start, other_end in lifetimes) / (end - start)
+        if run.options.tid_mode == "paper":
+            t_id = app.work / min(inst.num_gpus, app.demand) * n_avg
+        else:
+            t_id = app.work / min(inst.num_gpus / n_avg, app.demand)
+        if not math.isclose(run.t_id[a], t_id, rel_tol=T_ID_TOL):
+            out.append(f"app {a} has T_id {run.t_id[a]:.6g}, its lifetime gives {t_id:.6g} (N_avg {n_avg:.6g})")
+    return out
 
 
 def _demand(run: ThemisRun) -> list[str]:
@@ -136,6 +157,9 @@ def _jobs(run: ThemisRun, by_app_gpu: dict[tuple[int, int], list[tuple[float, fl
             for j, job in enumerate(phase):
                 if delivered[a, p, j] < job.work * (1 - WORK_TOL):
                     out.append(f"app {a} phase {p} job {j} got {delivered[a, p, j]:.6g} of {job.work:.6g} GPU-seconds")
+                if delivered[a, p, j] > job.work * (1 + WORK_TOL):
+                    out.append(f"app {a} phase {p} job {j} got {delivered[a, p, j]:.6g} of {job.work:.6g} GPU-seconds: "
+                               f"it ran past its completion")
             if p > 0 and (a, p) in phase_span and (a, p - 1) in phase_span:
                 if phase_span[a, p][0] < phase_span[a, p - 1][1] - TIME_TOL:
                     out.append(f"app {a} phase {p} starts before phase {p - 1} ends")

@@ -48,10 +48,10 @@ def test_valid_records_pass_both(seed, name):
 
 def forge(run: ThemisRun, rng: np.random.Generator) -> ThemisRun:
     """The record with one to three random forgeries, each of a kind the checker looks for."""
-    holdings, jobs, finish = list(run.holdings), list(run.jobs), run.finish.copy()
+    holdings, jobs, finish, t_id = list(run.holdings), list(run.jobs), run.finish.copy(), run.t_id.copy()
     gpus = run.instance.num_gpus
     for _ in range(int(rng.integers(1, 4))):
-        kind = int(rng.integers(13))
+        kind = int(rng.integers(15))
         h = int(rng.integers(len(holdings)))
         j = int(rng.integers(len(jobs)))
         if kind == 0:     # an unknown GPU id
@@ -85,11 +85,15 @@ def forge(run: ThemisRun, rng: np.random.Generator) -> ThemisRun:
             finish[a] += float(rng.choice([-50.0, 1e-4, 50.0]))
         elif kind == 12:  # progress credited from another time than the interval's start plus its overhead
             jobs[j] = jobs[j]._replace(resume=jobs[j].resume + float(rng.choice([-1e3, -1e-7, 1e-7, float("nan")])))
+        elif kind == 13:  # a T_id that is not the app's lifetime's (a lower rho)
+            t_id[int(rng.integers(len(t_id)))] *= float(rng.choice([1.5, 1 + 1e-6, 1 + 1e-12]))
+        elif kind == 14:  # an interval that runs on past its job's completion
+            jobs[j] = jobs[j]._replace(end=jobs[j].end + float(rng.choice([1e-7, 50.0])))
         else:             # a holding split in two touching or nearly touching spans
             g = holdings.pop(h)
             middle = (g.start + g.end) / 2
             holdings += [g._replace(end=middle), g._replace(start=middle + float(rng.choice([0.0, 5e-7, 1e-3])))]
-    return dataclasses.replace(run, holdings=holdings, jobs=jobs, finish=finish)
+    return dataclasses.replace(run, holdings=holdings, jobs=jobs, finish=finish, t_id=t_id)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -142,3 +146,44 @@ def test_work_before_its_start_or_restart_and_times_that_are_not_finite_are_repo
     h = run.holdings[0]
     nan_holding = dataclasses.replace(run, holdings=[h._replace(start=float("nan")), *run.holdings[1:]])
     assert any("outside its lifetime" in p for p in same_problems(nan_holding))
+
+
+@pytest.mark.parametrize("tid_mode", ["paper", "exact_share"])
+def test_a_t_id_that_is_not_the_lifetimes_is_reported(tid_mode):
+    """T_id is re-derived from the apps' lifetimes in the record (N_avg over each), not taken from
+    it: a larger T_id (a lower rho) for one app is one problem, in both checkers and both T_id modes."""
+    run = simulate(instance(22), Themis(), SimOptions(lease=200.0, tid_mode=tid_mode))
+    assert same_problems(run) == []
+    t_id = run.t_id.copy()
+    t_id[3] *= 1.25
+    problems = same_problems(dataclasses.replace(run, t_id=t_id))
+    assert len(problems) == 1 and problems[0].startswith("app 3 has T_id")
+
+
+def test_t_id_by_hand():
+    """Two apps on 4 GPUs: a (work 400, demand 2) over [0, 100], b (work 100, demand 1) over [50, 150]: N_avg
+    of each is (50 x 1 + 50 x 2) / 100 = 1.5; T_id of a = 400 / 2 x 1.5 = 300 (paper), 400 / min(4 / 1.5, 2) = 200
+    (exact share); of b 150 and 100."""
+    topology = GpuTopology(((0, (4,)),))
+    apps = (ThemisApp("a", 0.0, ((ThemisJob(400.0, 1.0, 2),),), COMPUTE_PROFILE),
+            ThemisApp("b", 50.0, ((ThemisJob(100.0, 1.0, 1),),), COMPUTE_PROFILE))
+    inst = ThemisInstance("by-hand", topology, apps)
+    run = simulate(inst, Themis(), SimOptions(lease=1000.0))
+    paper = dataclasses.replace(run, finish=np.array([100.0, 150.0]), t_id=np.array([300.0, 100.0 / 1 * 1.5]),
+                                holdings=[], jobs=[])
+    assert not [p for p in same_problems(paper) if "T_id" in p]
+    wrong = dataclasses.replace(paper, t_id=np.array([300.0 * (1 + 1e-8), 150.0]))
+    assert [p for p in same_problems(wrong) if "T_id" in p] == ["app 0 has T_id 300, its lifetime gives 300 (N_avg 1.5)"]
+    share = dataclasses.replace(paper, options=SimOptions(lease=1000.0, tid_mode="exact_share"),
+                                t_id=np.array([200.0, 100.0 / min(4 / 1.5, 1)]))
+    assert not [p for p in same_problems(share) if "T_id" in p]
+
+
+def test_a_job_that_runs_past_its_completion_is_reported():
+    run = simulate(instance(23), Themis(), SimOptions(lease=200.0))
+    last = max(range(len(run.jobs)), key=lambda k: run.jobs[k].end - run.jobs[k].resume)
+    iv = run.jobs[last]
+    jobs = [*run.jobs[:last], iv._replace(end=iv.end + 0.5 * (iv.end - iv.resume)), *run.jobs[last + 1:]]
+    problems = same_problems(dataclasses.replace(run, jobs=jobs))
+    assert any(p.startswith(f"app {iv.app} phase {iv.phase} job {iv.job} got") and "ran past its completion" in p
+               for p in problems)

@@ -2,8 +2,10 @@
 benchmark programs (ILP H, LP-R, LP-RP) and the independent checker (spec §2.3-2.5, §3.5, §5.4;
 oracles T3, T4, T5, T6, T11)."""
 
+import copy
 import json
 import math
+import random
 from dataclasses import replace
 
 import numpy as np
@@ -413,3 +415,38 @@ def test_checker_catches_a_value_that_is_not_a_number_and_a_negative_estimated_u
     assert any("value nan" in p for p in sow_check.check(inst, real, out))
     done.value, done.estimated_utility = value, -0.5
     assert any("estimated utility -0.5 is negative (T11)" in p for p in sow_check.check(inst, real, out))
+
+
+def test_malformed_records_are_problems_not_crashes() -> None:
+    """A record the rules cannot read (a status that is not final, a round outside 1..T or not a
+    whole number, a completed job without a start, an ended job with a start but no removal round)
+    is one problem for that job; random tampering of the status and rounds never raises."""
+    inst = generate_sow(jobs=20, capacity=4, d_max=1, max_duration=3, window=5, support=3, load=2.0, seed=1)
+    runs = run_sow(inst, SowMechanism(eps=0.2, eps0=0.0, low=0.01, mu=2.0, seed=1), samples=10)
+    assert runs.problems == []
+    T = inst.horizon
+    forgeries = {
+        "status 'waiting' is not one of": {"status": "waiting"},
+        f"start {10**6} is not a round in 1..{T}": {"start": 10**6},
+        f"removed_at 2.5 is not a round in 1..{T}": {"removed_at": 2.5},
+        f"completion 0 is not a round in 1..{T}": {"completion": 0},
+        "completed without a start": {"status": "completed", "start": None},
+        "outside_support after its start without a removal round": {"status": "outside_support", "start": 1,
+                                                                     "removed_at": None},
+    }
+    for claim, fields in forgeries.items():
+        out = copy.deepcopy(runs.outcomes[0])
+        for name, value in fields.items():
+            setattr(out.jobs[3], name, value)
+        problems = sow_check.check(inst, runs.realizations.row(0), out)
+        assert any(p.startswith(f"job {inst.jobs[3].id}: its record is malformed: {claim}") for p in problems), claim
+    rng = random.Random(0)
+    for _ in range(500):
+        k = rng.randrange(len(runs.outcomes))
+        out = copy.deepcopy(runs.outcomes[k])
+        for _ in range(rng.randint(1, 3)):
+            job = rng.choice(out.jobs)
+            name = rng.choice(["status", "start", "removed_at", "completion"])
+            setattr(job, name, rng.choice(["completed", "evicted", "cancelled", "not_launched", "outside_support",
+                                           "waiting"]) if name == "status" else rng.choice([None, 0, 1, 3, 7, -1, 10**6]))
+        assert isinstance(sow_check.check(inst, runs.realizations.row(k), out), list)

@@ -10,14 +10,18 @@ instance, without the engine's state:
   and the app's speed on the slowest GPU type of G (heterogeneous clusters);
 - every time is finite; a job interval ends no earlier than it starts, and progresses from its
   resume time, min(start + restart overhead, end), since every interval starts on a new GPU set (A18);
-- phases run in order, every job's work is delivered (sum of (end - resume) |G| speed / S), and the
-  app's finish is the end of its last job.
+- phases run in order, every job's work is delivered (sum of (end - resume) |G| speed / S) and no
+  more (a job's intervals end at its completion), and the app's finish is the end of its last job;
+- each app's T_id is that of its lifetime in the record (§1.5, A11, A13): W / min(R_C, D_a) N_avg
+  (``tid_mode="exact_share"``: W / min(R_C / N_avg, D_a)), N_avg the time-weighted mean number of
+  apps active (arrived, not finished) over [arrival, finish], itself included.
 
 A record holds about a million intervals on a long run, so the checks run on arrays, one column
 per field: overlaps are found between neighbours after sorting by (GPU, start, end), an interval's
 holding by the last merged holding that starts at or before it, the work delivered by
-``np.bincount`` (which adds each job's intervals in record order, as a loop would). The one-record-
-at-a-time form is kept as the oracle of this one (tests/event_check_reference.py).
+``np.bincount`` (which adds each job's intervals in record order, as a loop would), N_avg from the
+integral of the active count, sum_b ((t - arrival_b)^+ - (t - finish_b)^+), at each arrival and
+finish. The one-record-at-a-time form is kept as the oracle of this one (tests/event_check_reference.py).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from mlsched.sim.themis_run import Holding, JobInterval, ThemisRun
 
 TIME_TOL = 1e-6
 WORK_TOL = 1e-6
+T_ID_TOL = 1e-9   # relative: the record's T_id against the one its lifetimes give
 
 
 class RunViolation(MlschedError):
@@ -63,7 +68,7 @@ def _column(records: list, field: int, dtype: type) -> np.ndarray:
 
 def check_run(run: ThemisRun) -> list[str]:
     holdings = _Holdings(run)
-    return _holding_problems(run, holdings) + _demand(run, holdings) + _jobs(run, holdings)
+    return _holding_problems(run, holdings) + _demand(run, holdings) + _jobs(run, holdings) + _fairness(run)
 
 
 def _holding_problems(run: ThemisRun, h: _Holdings) -> list[str]:
@@ -260,6 +265,10 @@ def _delivery(run: ThemisRun, jobs: _Jobs) -> list[str]:
     for f in np.flatnonzero(delivered < jobs.work * (1 - WORK_TOL)):
         a, p, j = jobs.where[f]
         out.append(f"app {a} phase {p} job {j} got {delivered[f]:.6g} of {jobs.work[f]:.6g} GPU-seconds")
+    for f in np.flatnonzero(delivered > jobs.work * (1 + WORK_TOL)):
+        a, p, j = jobs.where[f]
+        out.append(f"app {a} phase {p} job {j} got {delivered[f]:.6g} of {jobs.work[f]:.6g} GPU-seconds: "
+                   f"it ran past its completion")
     phases = jobs.phase_first[-1]
     ran = np.bincount(jobs.flat_phase, minlength=phases) > 0
     first, last = np.full(phases, math.inf), np.full(phases, -math.inf)
@@ -274,6 +283,33 @@ def _delivery(run: ThemisRun, jobs: _Jobs) -> list[str]:
         if not ran[final] or not math.isclose(last[final], run.finish[a], rel_tol=1e-9, abs_tol=TIME_TOL):
             out.append(f"app {a} finish {run.finish[a]} is not the end of its last job")
     return out
+
+
+def _fairness(run: ThemisRun) -> list[str]:
+    """Each app's T_id against the one its lifetime in the record gives (module docstring); not
+    checked when some finish is not finite or not after its arrival (reported by :func:`_delivery`)."""
+    inst = run.instance
+    arrival = np.array([a.arrival for a in inst.apps], dtype=float)
+    finish = np.asarray(run.finish, dtype=float)
+    if not (np.all(np.isfinite(finish)) and np.all(finish > arrival)):
+        return []
+    starts, ends = np.sort(arrival), np.sort(finish)
+    start_sums, end_sums = np.r_[0.0, np.cumsum(starts)], np.r_[0.0, np.cumsum(ends)]
+
+    def active_integral(t: np.ndarray) -> np.ndarray:   # the integral of the active count from 0 to t
+        began, ended = np.searchsorted(starts, t, side="right"), np.searchsorted(ends, t, side="right")
+        return (began * t - start_sums[began]) - (ended * t - end_sums[ended])
+
+    n_avg = (active_integral(finish) - active_integral(arrival)) / (finish - arrival)
+    work = np.array([a.work for a in inst.apps], dtype=float)
+    demand = np.array([a.demand for a in inst.apps], dtype=float)
+    if run.options.tid_mode == "paper":
+        t_id = work / np.minimum(inst.num_gpus, demand) * n_avg
+    else:
+        t_id = work / np.minimum(inst.num_gpus / n_avg, demand)
+    recorded = np.asarray(run.t_id, dtype=float)
+    return [f"app {a} has T_id {recorded[a]:.6g}, its lifetime gives {t_id[a]:.6g} (N_avg {n_avg[a]:.6g})"
+            for a in np.flatnonzero(~_isclose(recorded, t_id, T_ID_TOL, 0.0))]
 
 
 def _job(iv: JobInterval) -> str:

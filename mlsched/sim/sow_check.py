@@ -1,6 +1,10 @@
 """Independent checker of one SoW mechanism run (spec §10, T11), reading only the instance, the
 realization and the run's outcome; it imports nothing from the mechanism.
 
+Each job's record must first be well formed: a final status, rounds that are whole numbers in
+1..T or absent, a start for a completed job and a removal round for a job with a start that ended
+as not launched or outside its report (a job whose record is not is reported once and left out of the other rules, LIFO's among them).
+
 Per job, from its recorded plan, start, status, removal round and announced price table:
   * a launched job starts at pi_j(a_j, sigma_j) >= a_j; a realization outside the reported support
     or a bottom plan entry is not launched; a launched job is stopped at the first round r > s at
@@ -17,6 +21,7 @@ Per job, from its recorded plan, start, status, removal round and announced pric
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -25,6 +30,7 @@ from mlsched.instance.sow import SowInstance
 
 TOL = 1e-9
 _ENDED_AT_ARRIVAL = ("not_launched", "outside_support")
+_STATUSES = ("completed", "evicted", "cancelled", *_ENDED_AT_ARRIVAL)
 
 
 def check(instance: SowInstance, realization: Any, outcome: Any) -> list[str]:
@@ -32,11 +38,17 @@ def check(instance: SowInstance, realization: Any, outcome: Any) -> list[str]:
     problems: list[str] = []
     T = instance.horizon
     occupied = np.zeros(T + 2)
+    malformed = False
     for i, (job, out) in enumerate(zip(instance.jobs, outcome.jobs, strict=True)):
         a, l, sig = realization.arrival[i], realization.duration[i], realization.signal[i]
         width = job.reported.width
         planned = out.plan.get((a, sig), "outside")
         where = f"job {job.id}"
+        shape = _malformed(out, T)
+        if shape:
+            problems.append(f"{where}: its record is malformed: {shape}")
+            malformed = True
+            continue
         if not out.estimated_utility >= -TOL:   # NaN-safe
             problems.append(f"{where}: its plan's estimated utility {out.estimated_utility:.12g} is negative (T11)")
         if out.status in _ENDED_AT_ARRIVAL and out.start is None:
@@ -75,12 +87,29 @@ def check(instance: SowInstance, realization: Any, outcome: Any) -> list[str]:
                 occupied[out.start:out.removed_at] += width
     for r in np.nonzero(occupied > instance.capacity + TOL)[0]:
         problems.append(f"round {r}: load {occupied[r]:g} > C = {instance.capacity}")
-    if outcome.eviction == "lifo":
+    if outcome.eviction == "lifo" and not malformed:
         problems.extend(_lifo_problems(instance, realization, outcome))
     total = sum(o.payment for o in outcome.jobs) + sum(o.value - o.payment for o in outcome.jobs)
     if abs(total - sum(o.value for o in outcome.jobs)) > TOL * max(1.0, abs(total)):
         problems.append("welfare differs from revenue plus utilities")
     return problems
+
+
+def _malformed(out: Any, horizon: int) -> str:
+    """What makes one job's record unreadable by the rules (empty: nothing): a status that is not
+    final, a round that is not a whole number in 1..``horizon``, a completed job without a start, a
+    job ended at arrival (not launched, outside its report) that has a start but no removal round."""
+    if out.status not in _STATUSES:
+        return f"status {out.status!r} is not one of {', '.join(_STATUSES)}"
+    for name in ("start", "removed_at", "completion"):
+        r = getattr(out, name)
+        if r is not None and (isinstance(r, bool) or not isinstance(r, Integral) or not 1 <= r <= horizon):
+            return f"{name} {r!r} is not a round in 1..{horizon}"
+    if out.status == "completed" and out.start is None:
+        return "completed without a start"
+    if out.status in _ENDED_AT_ARRIVAL and out.start is not None and out.removed_at is None:
+        return f"{out.status} after its start without a removal round"
+    return ""
 
 
 def _first_unpriced_round(prices: Any, start: int, duration: int) -> int | None:
