@@ -173,7 +173,7 @@ def main() -> None:
     def sweep(name: str, points, algorithms=ALGORITHMS, users: int | None = None, **options) -> None:
         for jobs, servers in points:
             for s in seeds:
-                store.run(name, lambda: generate_astraea(jobs=jobs, servers=servers, users=users, seed=s,
+                store.run(name, lambda jobs=jobs, servers=servers, s=s: generate_astraea(jobs=jobs, servers=servers, users=users, seed=s,
                                                          trace=args.trace if users else None),
                           {"jobs": jobs, "servers": servers, "users": users or 0}, s, algorithms, **options)
 

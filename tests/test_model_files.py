@@ -218,7 +218,7 @@ def test_solutions_are_read_in_one_call_whatever_the_columns(tmp_path, monkeypat
     calls = []
     for columns in (20, 2000):
         counts: dict[str, int] = {}
-        monkeypatch.setattr(solve_module, "exact_highs", lambda *a, **k: _Counting(real(*a, **k), counts))
+        monkeypatch.setattr(solve_module, "exact_highs", lambda *a, counts=counts, **k: _Counting(real(*a, **k), counts))
         monkeypatch.setattr(solve_module, "scip_available", lambda: False)   # the HiGHS verifier counts too
         report = solve_model_file(speed.write_choice(tmp_path / f"c{columns}.lp", columns), verify=verify)
         assert report.status is Status.OPTIMAL

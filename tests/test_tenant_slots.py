@@ -250,7 +250,7 @@ def test_hived_gives_each_tenant_its_own_servers_whatever_the_others_submit() ->
             own[list(tenant.servers)] = True
             alone = policy.decide(1, [int(j) for j in pending if inst.jobs[j].owner == u], np.zeros(inst.num_jobs))
 
-            def on_own(chosen):
+            def on_own(chosen, inst=inst, u=u, own=own):
                 return [(j, w.tolist(), p.tolist()) for j, w, p in chosen
                         if inst.jobs[j].owner == u and not ((w > 0) | (p > 0))[~own].any()]
             assert on_own(everyone) == on_own(alone), (seed, tenant.name)

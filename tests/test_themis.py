@@ -550,14 +550,15 @@ def test_participants_with_bounds_equal_the_full_ranking():
         starts, unmet = rng.integers(0, 4, n).tolist(), rng.integers(0, 3, n).tolist()
         asked: list[int] = []
 
-        def report(i, r):
+        def report(i, r, asked=asked):
             asked.append(i)
             return r
 
         plain = round_apps(rhos, starts, unmet)
+        widths = [float(rng.uniform(0, 0.6)) if math.isfinite(r) else 0.0 for r in rhos]
         bounded = [RoundApp(a.bidder, lambda i=i, r=r: report(i, r), a.start, math.isfinite(r),
-                            (lambda r=r, w=float(rng.uniform(0, 0.6)): (r - w, r + w)) if math.isfinite(r) else None)
-                   for i, (a, r) in enumerate(zip(plain, rhos))]
+                            (lambda r=r, w=w: (r - w, r + w)) if math.isfinite(r) else None)
+                   for i, (a, r, w) in enumerate(zip(plain, rhos, widths))]
         f, offered = float(rng.uniform(0, 1)), int(rng.integers(1, 8))
         chosen = participants(bounded, f, offered)
         assert chosen == participants(plain, f, offered)
@@ -629,7 +630,7 @@ def test_undominated_rows_by_pairwise_comparison(seed):
     assert capacity_units.tolist() == [capacity[m] for m in machines]
     for table, values, uses, use in zip(tables, phi, usage, dense):
         assert use.tolist() == [[row.get(m, 0) for m in machines] for row in uses]
-        def dominates(a, b):
+        def dominates(a, b, uses=uses, values=values):
             fewer = all(uses[a][k] <= uses[b][k] for k in set(uses[a]) | set(uses[b]))
             same = dict(uses[a]) == dict(uses[b]) and values[a] == values[b]
             return a != b and fewer and values[a] >= values[b] and (not same or a < b)

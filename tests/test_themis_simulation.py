@@ -203,8 +203,9 @@ def test_lone_canonical_auction_equals_the_whole_table_on_random_bidders():
         base = [float(rng.choice([0.5, 1.0, 2.0, 3.0])) for _ in range(4)]
         base[1] = float(np.nextafter(base[0], math.inf))
         table = {}
+        empty = float(rng.choice([math.inf, 2.5, 1.0]))
 
-        def rho(bundle, table=table, base=base, empty=float(rng.choice([math.inf, 2.5, 1.0]))):
+        def rho(bundle, table=table, base=base, empty=empty):
             if not bundle:
                 return empty
             if bundle not in table:

@@ -50,7 +50,7 @@ def exact_truthfulness(agents: int) -> None:
         for menu, options in MENUS.items():
             tick = time.process_time()
 
-            def exact(seed: int, options: dict = options) -> pd.DataFrame:
+            def exact(seed: int, options: dict = options, signal: str = signal) -> pd.DataFrame:
                 price = {"unit_price": (0.5, 1.0, 2.0)[seed % 3]} if options.get("menu") == "fixed" else {}
                 mech = SowMechanism(oracle="exact", eps=0.05, eps0=0.0, **options, **price)
                 return gain_table([small(10_000 + seed, signal)], mech)
