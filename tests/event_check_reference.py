@@ -46,20 +46,22 @@ def check_run(run: ThemisRun) -> list[str]:
 
 def _fairness(run: ThemisRun) -> list[str]:
     """Each app's T_id against W / min(R_C, D) N_avg (exact_share: W / min(R_C / N_avg, D)), N_avg
-    summed app by app: the overlap of every app's lifetime with this one's, over its length."""
+    summed app by app: the overlap of every app's lifetime with this one's, over its length; within
+    T_ID_TOL of the overlaps with [0, finish] relative to those with the lifetime."""
     inst = run.instance
     lifetimes = [(app.arrival, float(end)) for app, end in zip(inst.apps, run.finish)]
     if not all(math.isfinite(end) and end > start for start, end in lifetimes):
         return []
     out = []
     for a, (app, (start, end)) in enumerate(zip(inst.apps, lifetimes)):
-        n_avg = sum(max(0.0, min(end, other_end) - max(start, other_start))
-                    for other_start, other_end in lifetimes) / (end - start)
+        overlap = sum(max(0.0, min(end, other_end) - max(start, other_start)) for other_start, other_end in lifetimes)
+        until_finish = sum(max(0.0, min(end, other_end) - other_start) for other_start, other_end in lifetimes)
+        n_avg = overlap / (end - start)
         if run.options.tid_mode == "paper":
             t_id = app.work / min(inst.num_gpus, app.demand) * n_avg
         else:
             t_id = app.work / min(inst.num_gpus / n_avg, app.demand)
-        if not math.isclose(run.t_id[a], t_id, rel_tol=T_ID_TOL):
+        if not abs(run.t_id[a] - t_id) <= T_ID_TOL * until_finish / overlap * abs(t_id):   # NaN-safe
             out.append(f"app {a} has T_id {run.t_id[a]:.6g}, its lifetime gives {t_id:.6g} (N_avg {n_avg:.6g})")
     return out
 
