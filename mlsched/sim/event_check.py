@@ -52,15 +52,17 @@ class RunViolation(MlschedError):
 
 
 class _Holdings:
-    """The record's holdings as columns; ``known``: the GPU id exists; ``usable``: known, with
-    finite times (a holding with a time that is not finite is reported and otherwise ignored)."""
+    """The record's holdings as columns; ``known``: the GPU id exists; ``finite``: both times are
+    finite; ``usable``: both (a holding with a time that is not finite is reported and otherwise
+    ignored)."""
 
     def __init__(self, run: ThemisRun) -> None:
         records = run.holdings
         self.app, self.gpu = (_column(records, Holding._fields.index(f), np.int64) for f in ("app", "gpu"))
         self.start, self.end = (_column(records, Holding._fields.index(f), float) for f in ("start", "end"))
         self.known = (self.gpu >= 0) & (self.gpu < run.instance.num_gpus)
-        self.usable = self.known & np.isfinite(self.start) & np.isfinite(self.end)
+        self.finite = np.isfinite(self.start) & np.isfinite(self.end)
+        self.usable = self.known & self.finite
 
 
 def _column(records: list, field: int, dtype: type) -> np.ndarray:
@@ -79,7 +81,7 @@ def _holding_problems(run: ThemisRun, h: _Holdings) -> list[str]:
     arrival = np.array([a.arrival for a in inst.apps], dtype=float)
     app = np.where(h.known, h.app, 0)
     outside = h.known & ((h.start < arrival[app] - TIME_TOL) | (h.end > run.finish[app] + TIME_TOL) | (h.end < h.start)
-                         | ~np.isfinite(h.start) | ~np.isfinite(h.end))
+                         | ~h.finite)
     out = []
     for i in np.flatnonzero(~h.known | outside):
         r = run.holdings[i]
@@ -105,12 +107,11 @@ def _overlapping(key: np.ndarray, start: np.ndarray, end: np.ndarray,
 def _demand(run: ThemisRun, h: _Holdings) -> list[str]:
     """Sweep each app's holdings, releases before grants at the same time: never more than D_a at
     once. Each app's grants and releases cancel, so the running sum over apps in turn is each app's."""
-    finite = np.isfinite(h.start) & np.isfinite(h.end)
-    if not finite.any():
+    if not h.finite.any():
         return []
-    app = np.concatenate([h.app[finite], h.app[finite]])
-    time = np.concatenate([h.start[finite], h.end[finite]])
-    step = np.concatenate([np.ones(finite.sum(), np.int64), -np.ones(finite.sum(), np.int64)])
+    app = np.concatenate([h.app[h.finite], h.app[h.finite]])
+    time = np.concatenate([h.start[h.finite], h.end[h.finite]])
+    step = np.concatenate([np.ones(h.finite.sum(), np.int64), -np.ones(h.finite.sum(), np.int64)])
     order = np.lexsort((step, time, app))
     held, app = np.cumsum(step[order]), app[order]
     firsts = np.flatnonzero(np.r_[True, app[1:] != app[:-1]])

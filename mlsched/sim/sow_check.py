@@ -3,7 +3,8 @@ realization and the run's outcome; it imports nothing from the mechanism.
 
 Each job's record must first be well formed: a final status, rounds that are whole numbers in
 1..T or absent, a start for a completed job and a removal round for a job with a start that ended
-as not launched or outside its report (a job whose record is not is reported once and left out of the other rules, LIFO's among them).
+as not launched or outside its report (a job whose record is not is reported once and left out of
+the other rules, LIFO's among them).
 
 Per job, from its recorded plan, start, status, removal round and announced price table:
   * a launched job starts at pi_j(a_j, sigma_j) >= a_j; a realization outside the reported support
