@@ -686,6 +686,7 @@ def test_reduced_cost_fixing_keeps_every_column_of_every_allocation_at_least_as_
     program = pf_arrays(tables, phi, offered)
     sizes = [len(t) for t in tables]
     usage = capacity_usage(program, len(tables))
+    capacity = program.row_upper[len(tables):]
     offsets = np.cumsum([0, *sizes])
     rng = np.random.default_rng(100 + seed)
     dropped = 0
@@ -697,14 +698,14 @@ def test_reduced_cost_fixing_keeps_every_column_of_every_allocation_at_least_as_
                                   in itertools.combinations(list(zip(others, rows)), 2))]
         incumbent = sorted(value for value, _ in allocations)[len(allocations) // 2]
         for dual in (np.zeros(len(offered)), rng.uniform(0, 3, len(offered)), rng.uniform(0, 0.2, len(offered))):
-            keep = lagrangian_keep(program, usage, sizes, dual, incumbent, skip=skip)
+            keep = lagrangian_keep(program.cost, usage, capacity, sizes, dual, incumbent, skip=skip)
             assert not keep[offsets[skip]:offsets[skip + 1]].any()
             dropped += len(keep) - sizes[skip] - int(keep.sum())
             for value, rows in allocations:
                 if value >= incumbent:
                     assert all(keep[offsets[i] + b] for i, b in zip(others, rows))
         # with no incumbent nothing of the other bidders is dropped
-        assert lagrangian_keep(program, usage, sizes, np.zeros(len(offered)), -math.inf, skip=skip).sum() == len(keep) - sizes[skip]
+        assert lagrangian_keep(program.cost, usage, capacity, sizes, np.zeros(len(offered)), -math.inf, skip=skip).sum() == len(keep) - sizes[skip]
     assert dropped > 0   # the check is not vacuous: the bound does rule columns out
 
 

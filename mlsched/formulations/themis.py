@@ -70,7 +70,6 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
-import scipy.sparse as sp
 
 from mlsched.errors import MlschedError, UsageError
 from mlsched.formulations.themis_cuts import SUPPORT, ConflictGraph, Cut, rounding_cuts
@@ -292,12 +291,13 @@ def lagrangian_bound(phi: np.ndarray, usage: np.ndarray, capacity: np.ndarray, s
     return reduced, best, float(capacity_dual @ capacity)
 
 
-def lagrangian_keep(program: ArrayProgram, usage: np.ndarray, sizes: Sequence[int], capacity_dual: np.ndarray,
-                    incumbent: float, skip: int | None = None, margin: float = FIXING_MARGIN) -> np.ndarray:
+def lagrangian_keep(phi: np.ndarray, usage: np.ndarray, capacity: np.ndarray, sizes: Sequence[int],
+                    capacity_dual: np.ndarray, incumbent: float, skip: int | None = None,
+                    margin: float = FIXING_MARGIN) -> np.ndarray:
     """Columns of (P-PF) that can be in an allocation worth at least ``incumbent`` (bidder ``skip``
-    left out), by :func:`lagrangian_bound`: column j of bidder i is dropped when
-    U - (M_i - r_j) < incumbent - margin max(1, |incumbent|)."""
-    reduced, best, priced = lagrangian_bound(program.cost, usage, program.row_upper[len(sizes):], sizes, capacity_dual)
+    left out), by :func:`lagrangian_bound` (its ``phi``, ``usage`` and ``capacity``): column j of
+    bidder i is dropped when U - (M_i - r_j) < incumbent - margin max(1, |incumbent|)."""
+    reduced, best, priced = lagrangian_bound(phi, usage, capacity, sizes, capacity_dual)
     offsets = np.cumsum([0, *sizes])
     if skip is not None:
         best[skip] = 0.0
@@ -393,22 +393,13 @@ class _FixedWelfare:
     def improve(self, rows: Sequence[int], skip: int | None = None) -> list[int]:
         """The allocation ``rows`` (bidder ``skip`` left out) improved by single-bidder moves, the
         best first, to a better row that fits the capacity left free: a feasible start at least as
-        good, for the fixing test and the solver."""
-        rows = list(rows)
-        columns = self.offsets + np.asarray(rows)
-        active = self.owner != skip
-        others = np.arange(len(rows)) != skip
-        while True:
-            better = np.flatnonzero((self.program.cost - self.program.cost[columns[self.owner]] > 1e-12) & active)
-            held = columns[self.owner[better]]   # the row each candidate would replace
-            free = self.capacity - self.usage[columns[others]].sum(axis=0)
-            fits = np.all(self.usage[better] <= free + self.usage[held], axis=1)
-            gain = np.where(fits, self.program.cost[better] - self.program.cost[held], 0.0)
-            if not fits.any():
-                return rows
-            best = int(better[np.argmax(gain)])   # the first of the best moves, in column order
-            j = int(self.owner[best])
-            rows[j], columns[j] = best - int(self.offsets[j]), best
+        good, for the fixing test and the solver (compiled:
+        :func:`mlsched.formulations.themis_auction_kernels.improve`)."""
+        from mlsched.formulations import themis_auction_kernels
+
+        moved = themis_auction_kernels.improve(self.program.cost, self.usage, self.capacity, self.owner, self.offsets,
+                                               np.asarray(rows, dtype=np.int64), -1 if skip is None else skip)
+        return moved.tolist()
 
     def _relaxation(self, skip: int | None, incumbent: float = -math.inf) -> _Relaxation | None:
         """The LP relaxation (bidder ``skip`` left out) with the cuts its solutions violate
@@ -449,10 +440,22 @@ class _FixedWelfare:
         self.limits = np.concatenate([self.limits, [cut.rhs for cut in cuts]])
         self.cuts += cuts
 
-    def _with_cuts(self) -> ArrayProgram:
-        """(P-PF) with the cut rows after its capacity rows."""
-        return self.program.with_rows(sp.csr_matrix(self.units[:, len(self.capacity):].T),
-                                      np.full(len(self.cuts), -np.inf), self.limits[len(self.capacity):])
+    def _with_cuts(self, keep: np.ndarray) -> ArrayProgram:
+        """(P-PF) with the cut rows after its capacity rows, on the columns in ``keep`` alone: the
+        arrays of ``program.with_rows(cut rows)`` restricted to those columns (each column's
+        entries by row), built from the kept columns only."""
+        kept = _columns(self.program, keep)
+        column = np.repeat(np.arange(int(keep.sum())), np.diff(kept.a_start))
+        cut_units = self.units[keep, len(self.capacity):]
+        cut_column, cut = np.nonzero(cut_units)
+        columns = np.concatenate([column, cut_column])
+        rows = np.concatenate([kept.a_index, len(self.program.row_lower) + cut])
+        order = np.lexsort((rows, columns))
+        return replace(kept, row_lower=np.concatenate([self.program.row_lower, np.full(len(self.cuts), -np.inf)]),
+                       row_upper=np.concatenate([self.program.row_upper, self.limits[len(self.capacity):]]),
+                       a_start=np.concatenate([[0], np.cumsum(np.bincount(columns, minlength=len(kept.cost)))]),
+                       a_index=rows[order],
+                       a_value=np.concatenate([kept.a_value, cut_units[cut_column, cut]])[order])
 
     @cached_property
     def _empty(self) -> list[int] | None:
@@ -528,16 +531,14 @@ class _FixedWelfare:
             if start is not None and _meets(worth, relaxation.value):
                 self.settled["lp"] += 1
                 return self._optimal(start, worth)
-        program = self._with_cuts()
         keep = self.owner != skip
         if start is not None:
             for dual in [] if relaxation is None else relaxation.multipliers:
-                keep &= lagrangian_keep(program, self.units, self.sizes, dual, worth, skip=skip)
+                keep &= lagrangian_keep(self.program.cost, self.units, self.limits, self.sizes, dual, worth, skip=skip)
             keep |= start > 0.5   # the start stays feasible whatever the rounding of the bound
-        lower, upper = program.row_lower.copy(), program.row_upper.copy()
+        reduced = self._with_cuts(keep)
         if skip is not None:
-            lower[skip] = upper[skip] = 0.0
-        reduced = replace(_columns(program, keep), row_lower=lower, row_upper=upper)
+            reduced.row_lower[skip] = reduced.row_upper[skip] = 0.0
         report = _proven(reduced, "PF auction program not solved", start=None if start is None else start[keep],
                          mip_heuristic_run_feasibility_jump=False)
         self.settled["milp"] += 1
@@ -545,19 +546,18 @@ class _FixedWelfare:
         return self._optimal(found, float(report.objective)) if found is not None else float(report.objective)
 
     def tie_break_columns(self, threshold: float) -> tuple[ArrayProgram, np.ndarray]:
-        """(P-PF) with the auction's cut rows, and the columns (a mask) that can be in an allocation
-        worth at least ``threshold``: reduced-cost fixing (module docstring) against ``threshold``
-        with the multipliers of Phi*'s relaxation (every column when it was not solved). Every
-        allocation that meets the threshold keeps all its columns and satisfies the cuts, so A8's
-        re-solve on these columns has the same feasible allocations and the same fewest GPUs; among
-        allocations tied exactly in welfare and GPU count, HiGHS's pick is that of the smaller
-        program (``tie_break="reduced"``)."""
-        program = self._with_cuts()
+        """The columns (a mask) that can be in an allocation worth at least ``threshold``, and
+        (P-PF) with the auction's cut rows on those columns: reduced-cost fixing (module docstring)
+        against ``threshold`` with the multipliers of Phi*'s relaxation (every column when it was
+        not solved). Every allocation that meets the threshold keeps all its columns and satisfies
+        the cuts, so A8's re-solve on these columns has the same feasible allocations and the same
+        fewest GPUs; among allocations tied exactly in welfare and GPU count, HiGHS's pick is that
+        of the smaller program (``tie_break="reduced"``)."""
         keep = np.ones(len(self.owner), dtype=bool)
         for dual in self.first_multipliers:
             dual = np.pad(dual, (0, len(self.limits) - len(dual)))   # cut rows added since: multiplier 0
-            keep &= lagrangian_keep(program, self.units, self.sizes, dual, threshold)
-        return program, keep
+            keep &= lagrangian_keep(self.program.cost, self.units, self.limits, self.sizes, dual, threshold)
+        return self._with_cuts(keep), keep
 
     def _further_start(self, x: np.ndarray, skip: int | None) -> np.ndarray | None:
         """The start tried before HiGHS: without bidder ``skip`` the best from the optima already
@@ -703,7 +703,6 @@ def _fewest_gpus(program: ArrayProgram, tables: Sequence[BidTable], phi_star: fl
     keep = np.ones(len(gpus), dtype=bool)
     if reduced is not None:
         program, keep = reduced.tie_break_columns(tie_threshold(phi_star))
-        program = _columns(program, keep)
     report = _proven(fewest_gpu_program(program, gpus[keep], phi_star), "PF tie-break re-solve failed")
     return _rows([len(t) for t in tables], _expanded(keep, report.schedule))
 
