@@ -736,6 +736,65 @@ def test_phi_star_from_the_lp_guided_start_equals_the_best_allocation(seed):
     assert welfare.optimum() == pytest.approx(best, abs=1e-9)
 
 
+def _reference_moves(cost, usage, capacity, owner, offsets, rows, skip):
+    """Single-bidder moves by hand: while some bidder (not ``skip``) has a row worth more than
+    1e-12 above its own that fits the units the others leave, the first such row (column order)
+    of the largest gain is taken."""
+    rows = list(rows)
+    while True:
+        used = [sum(usage[offsets[j] + rows[j]][k] for j in range(len(rows)) if j != skip) for k in range(len(capacity))]
+        best = None
+        for c in range(len(cost)):
+            j = int(owner[c])
+            if j == skip:
+                continue
+            held = offsets[j] + rows[j]
+            gain = cost[c] - cost[held]
+            if gain > 1e-12 and all(usage[c][k] <= capacity[k] - used[k] + usage[held][k] for k in range(len(capacity))):
+                if best is None or gain > best[0]:
+                    best = (gain, c)
+        if best is None:
+            return rows
+        j = int(owner[best[1]])
+        rows[j] = best[1] - offsets[j]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_single_bidder_moves_are_the_moves_by_hand(seed):
+    """The default path's start improvement (compiled) makes the same moves as a plain loop, from
+    random feasible allocations of random tables over machines, with and without a bidder left
+    out; the result fits and no single move is left."""
+    from mlsched.formulations.themis import _FixedWelfare, log_values, pf_arrays
+
+    rng = np.random.default_rng(seed)
+    offered = list(range(12))
+    group_of = {g: g // 3 for g in offered}
+    tables = [[(frozenset(), 1e3)] + [(frozenset(rng.choice(12, size=int(rng.integers(1, 5)), replace=False).tolist()),
+                                       float(rng.choice([rng.uniform(1, 100), 50.0])))
+                                      for _ in range(int(rng.integers(3, 12)))] for _ in range(6)]
+    phi = log_values(tables)
+    program = pf_arrays(tables, phi, offered, group_of=group_of)
+    sizes = [len(t) for t in tables]
+    welfare = _FixedWelfare(program, sizes)
+    usage, capacity = welfare.usage.tolist(), welfare.capacity.tolist()
+    offsets = [int(o) for o in welfare.offsets]
+    moved = 0
+    for trial in range(20):
+        skip = None if trial % 2 else int(rng.integers(len(tables)))
+        rows, free = [0] * len(tables), np.array(capacity)
+        for j in rng.permutation(len(tables)).tolist():
+            fitting = [b for b in range(sizes[j]) if (welfare.usage[offsets[j] + b] <= free).all()]
+            rows[j] = int(rng.choice(fitting))
+            free -= welfare.usage[offsets[j] + rows[j]]
+        expected = _reference_moves(program.cost.tolist(), usage, capacity, welfare.owner, offsets, rows,
+                                    -1 if skip is None else skip)
+        assert welfare.improve(rows, skip) == expected
+        moved += expected != rows
+        others = [j for j in range(len(tables)) if j != skip]
+        assert (welfare.usage[[offsets[j] + expected[j] for j in others]].sum(axis=0) <= welfare.capacity).all()
+    assert moved > 10   # the moves are exercised, not only allocations already at a local optimum
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_every_auction_path_gives_the_same_allocation_and_payments(seed):
     """The default path (reduced-cost fixing), the persistent model and fresh programs (the oracle)
