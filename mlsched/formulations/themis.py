@@ -546,8 +546,8 @@ class _FixedWelfare:
         return self._optimal(found, float(report.objective)) if found is not None else float(report.objective)
 
     def tie_break_columns(self, threshold: float) -> tuple[ArrayProgram, np.ndarray]:
-        """The columns (a mask) that can be in an allocation worth at least ``threshold``, and
-        (P-PF) with the auction's cut rows on those columns: reduced-cost fixing (module docstring)
+        """(P-PF) with the auction's cut rows on the columns that can be in an allocation worth at
+        least ``threshold``, and those columns (a mask): reduced-cost fixing (module docstring)
         against ``threshold`` with the multipliers of Phi*'s relaxation (every column when it was
         not solved). Every allocation that meets the threshold keeps all its columns and satisfies
         the cuts, so A8's re-solve on these columns has the same feasible allocations and the same
