@@ -107,11 +107,12 @@ def _overlapping(key: np.ndarray, start: np.ndarray, end: np.ndarray,
 def _demand(run: ThemisRun, h: _Holdings) -> list[str]:
     """Sweep each app's holdings, releases before grants at the same time: never more than D_a at
     once. Each app's grants and releases cancel, so the running sum over apps in turn is each app's."""
-    if not h.finite.any():
+    held_by = h.app[h.finite]
+    if not held_by.size:
         return []
-    app = np.concatenate([h.app[h.finite], h.app[h.finite]])
+    app = np.concatenate([held_by, held_by])
     time = np.concatenate([h.start[h.finite], h.end[h.finite]])
-    step = np.concatenate([np.ones(h.finite.sum(), np.int64), -np.ones(h.finite.sum(), np.int64)])
+    step = np.concatenate([np.ones(held_by.size, np.int64), -np.ones(held_by.size, np.int64)])
     order = np.lexsort((step, time, app))
     held, app = np.cumsum(step[order]), app[order]
     firsts = np.flatnonzero(np.r_[True, app[1:] != app[:-1]])
