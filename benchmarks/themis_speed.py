@@ -13,13 +13,19 @@ real round, so each timing starts with the estimator's kept splits, makespans an
 Bidders are random single-job or multi-job (successive-halving or concurrent) apps valued by the
 §1.7 estimator (``mlsched.online.themis.rho``) with no holdings; every offered GPU is free.
 
+The default path's fewest-GPU re-solve runs on the columns reduced-cost fixing keeps (its own
+default, decisions A8e; ``--tie-break whole`` for the whole program, the other paths' program),
+and the simulated run on the Themis policy's default, the whole program. This machine's CPU time
+of the same code varies by 10-20 % between runs; ``--repeat N`` times the default path's auctions
+N times each and prints each run's figures and the per-auction minimum's.
+
 ``--solver-threads N`` runs every HiGHS solve of the process on N threads, the simulated run's
 auctions included (0: HiGHS's own pool). Without it the benchmark auctions use HiGHS's own pool and
 the simulated run the Themis policy's default, one thread (it spares the CPU time the pool spends
 waiting on these small MILPs, with the same answers; decisions A8b).
 
     python benchmarks/themis_speed.py [--auctions 50] [--bidders 20] [--skip-run | --skip-auctions] [--run-apps N]
-                                      [--solver-threads N] [--tie-break whole|reduced]
+                                      [--solver-threads N] [--tie-break whole|reduced] [--repeat N]
     python benchmarks/themis_speed.py --ties [--auctions 50]   # how often the re-solve picks among exact ties
 """
 
@@ -125,19 +131,23 @@ def counted_settling() -> Counter[str]:
 
 
 def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int, offer_size: int | None,
-                  tie_break: str = "whole") -> None:
+                  tie_break: str | None = None, repeat: int = 1) -> None:
     """Each seeded auction through the default path (the LP relaxation with cuts; its fewest-GPU
-    re-solve on the program ``tie_break`` names), the persistent concrete model and the
-    fresh-program path (the oracle): CPU and wall time of each, and whether Phi*, the PF bundles
-    and every c_i of the first two agree with the oracle's (with ``tie_break="reduced"`` the
-    default path's bundles may be another pick among exact ties: Phi*, every c_i and the GPU count
-    are compared, and the bundles counted); and the default path's bid tables and re-solve."""
+    re-solve on the program ``tie_break`` names, None: the path's own), the persistent concrete
+    model and the fresh-program path (the oracle): CPU and wall time of each, and whether Phi*, the
+    PF bundles and every c_i of the first two agree with the oracle's (with ``tie_break="reduced"``
+    the default path's bundles may be another pick among exact ties: Phi*, every c_i and the GPU
+    count are compared, and the bundles counted); and the default path's bid tables and re-solve.
+    With ``repeat`` > 1 the default path runs each auction that many times in all, and each run's
+    median and p95 are printed with those of the per-auction minimum."""
+    tie_break = tie_break or themis.DEFAULT_TIE_BREAK[PATHS[0]]
     resolves = timed_resolve()
     ways = counted_settling()
     resolve_ms = []
     cpu: dict[str, list[float]] = {solves: [] for solves in PATHS}
     wall: dict[str, list[float]] = {solves: [] for solves in PATHS}
     bid_ms, rows, winners = [], [], []
+    again: list[list[float]] = [[] for _ in range(auctions)]   # the default path's further runs of each auction
     disagreements: dict[str, list[int]] = {solves: [] for solves in PATHS[:-1]}
     other_bundles: dict[str, list[int]] = {solves: [] for solves in PATHS[:-1]}   # the same values, another tie
     for seed in range(auctions):
@@ -160,6 +170,14 @@ def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int
             wall[solves].append(1e3 * (time.perf_counter() - clock))
             if solves == PATHS[0]:
                 resolve_ms.append(sum(resolves))
+        settled = Counter(ways)   # the programs of the first run only
+        for _ in range(repeat - 1):
+            forget_kept_rules()
+            tick = time.process_time()
+            canonical_auction(group, offered, topology, solves=PATHS[0], tie_break=tie_break)
+            again[seed].append(1e3 * (time.process_time() - tick))
+        ways.clear()
+        ways.update(settled)
         oracle = outcomes["fresh"]
         for solves in PATHS[:-1]:
             fast = outcomes[solves]
@@ -178,6 +196,12 @@ def auction_times(label: str, topology: GpuTopology, auctions: int, bidders: int
         c, w = np.array(cpu[solves]), np.array(wall[solves])
         print(f"  {solves:10s} whole auction (bids + PF + tie-break + payments): CPU median {np.median(c):.1f} ms, "
               f"p95 {np.percentile(c, 95):.1f} ms; wall median {np.median(w):.1f} ms, p95 {np.percentile(w, 95):.1f} ms")
+    if repeat > 1:
+        runs = np.column_stack([cpu[PATHS[0]], np.array(again)])
+        each = ", ".join(f"{np.median(run):.1f} / {np.percentile(run, 95):.1f}" for run in runs.T)
+        least = runs.min(axis=1)
+        print(f"  {PATHS[0]} path, {repeat} runs of each auction: CPU median / p95 by run {each} ms; per-auction "
+              f"minimum: median {np.median(least):.1f} ms, p95 {np.percentile(least, 95):.1f} ms")
     print(f"  of which bid tables (agent side): CPU median {np.median(bid_ms):.1f} ms, p95 {np.percentile(bid_ms, 95):.1f} ms")
     kept = np.array(bid_ms) + np.array(resolve_ms)
     print(f"  {PATHS[0]} path's fewest-GPU re-solve ({tie_break} program): CPU median {np.median(resolve_ms):.1f} ms, p95 "
@@ -229,7 +253,7 @@ def another_tie(program: ArrayProgram, chosen: np.ndarray) -> str:
 
 def tie_census(label: str, topology: GpuTopology, auctions: int, bidders: int, offer_size: int | None) -> None:
     """For the seeded auctions of :func:`auction_times` (default path): how often the fewest-GPU
-    re-solve (A8) chooses among exact ties, i.e. another allocation meets its welfare threshold
+    re-solve (A8) on the whole program chooses among exact ties, i.e. another allocation meets its welfare threshold
     with as few GPUs, and how much of HiGHS's search comes before its first incumbent. An exact
     path that shortened the re-solve (a start, fixing, a cutoff) would change that search, hence
     its pick among the ties."""
@@ -243,7 +267,8 @@ def tie_census(label: str, topology: GpuTopology, auctions: int, bidders: int, o
     themis._fewest_gpus = run
     try:
         for seed in range(auctions):
-            canonical_auction(bidders_for(seed, bidders, topology), offer_for(seed, topology, offer_size), topology)
+            canonical_auction(bidders_for(seed, bidders, topology), offer_for(seed, topology, offer_size), topology,
+                              tie_break="whole")
     finally:
         themis._fewest_gpus = resolve
     ties: Counter[str] = Counter()
@@ -263,13 +288,17 @@ def tie_census(label: str, topology: GpuTopology, auctions: int, bidders: int, o
           f"({sum(before) / sum(total):.1%}); incumbents per re-solve: {dict(sorted(Counter(incumbents).items()))}")
 
 
-def full_run(apps: int | None, lease: float, solver_threads: int | None, tie_break: str = "whole") -> None:
+def full_run(apps: int | None, lease: float, solver_threads: int | None, tie_break: str | None = None) -> None:
+    """The full W1 run of Themis (``tie_break`` None: the policy's default)."""
     inst = generate_themis(workload="W1", gpus=64)
     if apps is not None:
         inst = replace(inst, apps=tuple(inst.apps[a] for a in inst.arrival_order[:apps]))
-    print(f"Workload 1, {inst.describe()}, Themis f = 0.8, lease {lease:g} s, tie_break {tie_break}")
+    options: dict[str, Any] = {} if tie_break is None else {"tie_break": tie_break}
+    if solver_threads is not None:
+        options["solver_threads"] = solver_threads
+    policy = Themis(**options)
+    print(f"Workload 1, {inst.describe()}, Themis f = 0.8, lease {lease:g} s, tie_break {policy.tie_break}")
     tick, cpu = time.perf_counter(), time.process_time()
-    policy = Themis(tie_break=tie_break) if solver_threads is None else Themis(solver_threads=solver_threads, tie_break=tie_break)
     run = simulate(inst, policy, SimOptions(lease=lease))
     wall, cpu = time.perf_counter() - tick, time.process_time() - cpu
     s = themis_summary(run)
@@ -291,9 +320,13 @@ def main() -> None:
                         "chooses among exact ties, and when HiGHS finds its incumbent")
     parser.add_argument("--run-apps", type=int, default=None, help="first N W1 apps by arrival (default all)")
     parser.add_argument("--lease", type=float, default=600.0)
-    parser.add_argument("--tie-break", choices=themis.TIE_BREAKS, default="whole",
-                        help="the default path's fewest-GPU re-solve: on the whole program, or on the columns "
-                             "reduced-cost fixing keeps (decisions A8e)")
+    parser.add_argument("--tie-break", choices=themis.TIE_BREAKS, default=None,
+                        help="the fewest-GPU re-solve of the default path's auctions and of the run: on the whole "
+                             "program, or on the columns reduced-cost fixing keeps (decisions A8e; default: each "
+                             "one's own, reduced for the auctions, whole for the policy)")
+    parser.add_argument("--repeat", type=int, default=1, help="time the default path's auctions N times each and "
+                        "report every run and the per-auction minimum (this machine's CPU time of the same code "
+                        "varies by 10-20 %% between runs)")
     parser.add_argument("--solver-threads", type=int, default=None, help="HiGHS threads (0: HiGHS's own; default: HiGHS's own "
                         "for the benchmark auctions, the policy's 1 for the run)")
     args = parser.parse_args()
@@ -304,9 +337,9 @@ def main() -> None:
         return
     if not args.skip_auctions:
         auction_times("testbed64 (1 rack, 20 machines)", preset("testbed64"), args.auctions, args.bidders, None,
-                      args.tie_break)
+                      args.tie_break, args.repeat)
         auction_times("sim_256, 64 free GPUs drawn at random over its 8 racks", preset("sim_256"), args.auctions,
-                      args.bidders, 64, args.tie_break)
+                      args.bidders, 64, args.tie_break, args.repeat)
     if not args.skip_run:
         full_run(args.run_apps, args.lease, args.solver_threads, args.tie_break)
 

@@ -163,3 +163,37 @@ def test_benchmark_reports_the_reduced_resolve_against_the_oracle(speed, capsys,
     assert "re-solve (reduced program)" in out
     assert "fixed vs fresh (Phi*, GPU count, every c_i): 1 of 1 agree; the same bundles in" in out
     assert "persistent vs fresh (Phi*, PF bundles, every c_i): 1 of 1 agree" in out
+
+
+def test_benchmark_repeats_the_default_path_and_counts_one_run(speed, capsys, monkeypatch):
+    """`--repeat 2` times the default path (its own tie-break, the reduced program) twice per auction
+    and prints both runs and their minimum; the settled programs are counted once (Phi* and one
+    Phi*_{-i} per winner of the auction's 20 bidders)."""
+    from mlsched.formulations import themis
+
+    monkeypatch.setattr(themis, "_fewest_gpus", themis._fewest_gpus)
+    monkeypatch.setattr(themis._FixedWelfare, "optimum", themis._FixedWelfare.optimum)
+    speed.auction_times("testbed64", preset("testbed64"), 1, 20, None, None, 2)
+    out = capsys.readouterr().out
+    assert "re-solve (reduced program)" in out
+    assert "fixed path, 2 runs of each auction: CPU median / p95 by run" in out and "per-auction minimum" in out
+    assert "20.0 winners on average" in out and "(A8d): 21 programs" in out
+
+
+def test_each_path_takes_its_own_tie_break_by_default(speed):
+    """Without ``tie_break`` the default path re-solves on the reduced program and the persistent
+    and fresh paths on the whole one (decisions A8e); the Themis policy keeps the whole program.
+    Not vacuous: on this auction the two programs pick different allocations among exact ties."""
+    topology = preset("testbed64")
+    offered = speed.offer_for(0, topology, 64)
+    tables = [canonical_bids(b, Offer(offered, topology)) for b in speed.bidders_for(0, 20, topology)]
+    machine_of = Offer(offered, topology).machine_of
+
+    def rows(**options):
+        return pa_auction(tables, offered, group_of=machine_of, lp_bound=False, **options).rows
+
+    whole, reduced = rows(tie_break="whole"), rows(tie_break="reduced")
+    assert whole != reduced
+    assert rows() == reduced
+    assert rows(solves="persistent") == rows(solves="fresh") == whole
+    assert Themis().tie_break == "whole"

@@ -38,7 +38,7 @@ class AuctionOutcome:
     bids: int                           # rows offered to the integer program (or DP table size)
 
 
-def exhaustive_auction(bidders: Sequence[Bidder], offered: Sequence[int], *, tie_break: str = "whole") -> AuctionOutcome:
+def exhaustive_auction(bidders: Sequence[Bidder], offered: Sequence[int], *, tie_break: str | None = None) -> AuctionOutcome:
     tables = [exhaustive_bids(b, offered) for b in bidders]
     result = pa_auction(tables, offered, lp_bound=False, tie_break=tie_break)   # the outcome has no use for the bound
     return AuctionOutcome(result.bundles, result.payments, result.phi_star, "exhaustive", sum(map(len, tables)))
@@ -219,7 +219,7 @@ def lone_canonical_bids(bidder: Bidder, offer: Offer, *, bids_max: int = BIDS_MA
 
 
 def canonical_auction(bidders: Sequence[Bidder], offered: Sequence[int], topology: GpuTopology, *,
-                      bids_max: int = BIDS_MAX, solves: str = "fixed", tie_break: str = "whole") -> AuctionOutcome:
+                      bids_max: int = BIDS_MAX, solves: str = "fixed", tie_break: str | None = None) -> AuctionOutcome:
     """The PA auction on canonical bids; a lone bidder's on :func:`lone_canonical_bids` (its
     choice, Phi* and c = 1 are those of its whole table, and its bundle, alone on each machine, is
     its own representative GPUs). ``solves`` and ``tie_break``: those of :func:`pa_auction`."""
@@ -236,7 +236,7 @@ def canonical_auction(bidders: Sequence[Bidder], offered: Sequence[int], topolog
 
 def auction_for(mode: str, topology: GpuTopology, count_only: Callable[[int], bool], *,
                 bids_max: int = BIDS_MAX,
-                tie_break: str = "whole") -> Callable[[Sequence[Bidder], Sequence[int], Sequence[int]], AuctionOutcome]:
+                tie_break: str | None = None) -> Callable[[Sequence[Bidder], Sequence[int], Sequence[int]], AuctionOutcome]:
     """The auction routine of a mode; ``auto`` takes the exact count DP when every participant
     (by app index) is count-only and canonical bundles otherwise (``tie_break``: the re-solve's
     program of :func:`pa_auction`)."""

@@ -13,7 +13,11 @@ allocation the app was running on, expired GPUs included (decisions: Themis, rho
 The auctions' HiGHS solves run on ``solver_threads`` threads (default 1; None: the process's
 setting, :func:`mlsched.solve.set_solver_threads`), the process's setting restored after each round
 (decisions: A8b). ``tie_break`` is the program of the auctions' fewest-GPU re-solve
-(:func:`mlsched.formulations.themis.pa_auction`): ``whole`` (default) or ``reduced`` (decisions A8e).
+(:func:`mlsched.formulations.themis.pa_auction`): ``whole`` (the policy's default) or ``reduced``
+(an auction's own default). Both give the same values; among allocations tied exactly they may
+pick others, and a simulated run takes no measurable time from ``reduced`` (its auctions are
+mostly settled by the count and machine DPs), so the policy keeps the pick of its documented run
+records (decisions A8e).
 
 Lies (Fig. 18, §5.7): an app in ``lies`` with factor X reports S' = S (1 + X) for placements of
 level >= 2 and S' = max(0.05, S (1 - X)) for level <= 1, in its bids and in its step-1 reports.
