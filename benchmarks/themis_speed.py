@@ -253,10 +253,10 @@ def another_tie(program: ArrayProgram, chosen: np.ndarray) -> str:
 
 def tie_census(label: str, topology: GpuTopology, auctions: int, bidders: int, offer_size: int | None) -> None:
     """For the seeded auctions of :func:`auction_times` (default path): how often the fewest-GPU
-    re-solve (A8) on the whole program chooses among exact ties, i.e. another allocation meets its welfare threshold
-    with as few GPUs, and how much of HiGHS's search comes before its first incumbent. An exact
-    path that shortened the re-solve (a start, fixing, a cutoff) would change that search, hence
-    its pick among the ties."""
+    re-solve (A8) on the whole program chooses among exact ties, i.e. another allocation meets its
+    welfare threshold with as few GPUs, and how much of HiGHS's search comes before its first
+    incumbent. An exact path that shortened the re-solve (a start, fixing, a cutoff) would change
+    that search, hence its pick among the ties (the default path's reduced program does, A8e)."""
     programs: list[tuple[ArrayProgram, np.ndarray]] = []   # each re-solve's program and pick (0/1 by column)
     resolve = themis._fewest_gpus
 

@@ -51,7 +51,8 @@ with the fewest GPUs is taken by a second solve (minimize sum |b| y_ib with sum 
 solves that differ in their last bits give the same re-solve and the same allocation among exact
 ties), A8; on the default path (``tie_break="reduced"``) that re-solve runs on the columns
 reduced-cost fixing against its threshold keeps, with the cuts (the same fewest GPUs; among exact
-ties the pick of the smaller program), and ``tie_break="whole"`` runs it on all of (P-PF). Hidden payment (§2.3): with Phi*_{-i} the optimum without bidder i,
+ties the pick of the smaller program), and ``tie_break="whole"`` runs it on all of (P-PF).
+Hidden payment (§2.3): with Phi*_{-i} the optimum without bidder i,
 log c_i = (Phi* - phi_i(G_i,pf)) - Phi*_{-i}, clamped to [0, 1]; a lone bidder pays nothing (c = 1,
 A4); a bidder that wins the empty bundle has Phi*_{-i} = Phi* - phi_i(empty) without a re-solve.
 """
